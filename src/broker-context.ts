@@ -1,0 +1,23 @@
+import type { Config } from './config/schema.js';
+import type { LogManager } from './log/log-manager.js';
+import type { TopicManager } from './log/topic-manager.js';
+import type { Logger } from './observability/logger.js';
+import type { BrokerRow } from './storage/pg/cluster-store.js';
+
+/** The broker-wide services handlers call into. */
+export interface BrokerContext {
+  config: Config;
+  nodeId: number;
+  clusterId: string;
+  /** This broker's advertised endpoint. */
+  self: BrokerRow;
+  /** Live brokers sharing the database (refreshed by the registry heartbeat). */
+  liveBrokers(): BrokerRow[];
+  topics: TopicManager;
+  logs: LogManager;
+  log: Logger;
+  /** The API version ranges ApiVersions advertises, built from the handlers. */
+  apiVersions: { apiKey: number; minVersion: number; maxVersion: number }[];
+  /** Set when graceful shutdown begins: long polls end early. */
+  shuttingDown: boolean;
+}

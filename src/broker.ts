@@ -1,0 +1,106 @@
+// The composition root: storage, domain, handlers and the listener, wired
+// together and started; stop() shuts them down in reverse order.
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { BrokerContext } from './broker-context.js';
+import type { Config } from './config/schema.js';
+import { HandlerRegistry } from './handlers/registry.js';
+import { LogManager } from './log/log-manager.js';
+import { TopicManager } from './log/topic-manager.js';
+import type { Logger } from './observability/logger.js';
+import { KafkaServer } from './server/server.js';
+import { ClusterStore, type BrokerRow } from './storage/pg/cluster-store.js';
+import { openDatabase, type Database } from './storage/pg/database.js';
+import { LogStore } from './storage/pg/log-store.js';
+import { migrate } from './storage/pg/migrate.js';
+import { Notifications } from './storage/pg/notifications.js';
+import { createPool } from './storage/pg/pool.js';
+import { TopicStore } from './storage/pg/topic-store.js';
+
+const BROKER_HEARTBEAT_MS = 3000;
+const BROKER_LIVENESS_MS = 15000;
+
+export interface RunningBroker {
+  port: number;
+  context: BrokerContext;
+  database: Database;
+  stop(): Promise<void>;
+}
+
+/** Kafka cluster ids are 16 random bytes in URL-safe base64 without padding. */
+function newClusterId(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+export async function startBroker(config: Config, log: Logger): Promise<RunningBroker> {
+  const database = await openDatabase(config, log);
+  const connection = { connectionString: database.connectionString, schema: config.schema };
+  await migrate(database.connectionString, config.schema, log);
+  const pool = createPool({ ...connection, max: config.poolSize });
+  pool.on('error', (err) => log.warn({ err: err.message, code: 'PGKAFKA_POOL_CLIENT_ERROR' }, 'idle PostgreSQL connection failed'));
+
+  const instanceId = randomUUID();
+  const channels = { append: `${config.schema}_append`, topics: `${config.schema}_topics` };
+  const clusterStore = new ClusterStore(pool);
+  const clusterId = await clusterStore.ensureClusterId(newClusterId());
+  const topics = new TopicManager(new TopicStore(pool, channels.topics), config);
+  const logs = new LogManager(new LogStore(pool, channels.append), instanceId, config.produceFlushMaxBytes, log);
+
+  const notifications = new Notifications(connection, [channels.append, channels.topics], log);
+  notifications.on('notification', (channel: string, payload: string) => {
+    if (channel === channels.append) logs.onAppendNotification(payload);
+    else if (channel === channels.topics) topics.invalidate(payload);
+  });
+  notifications.on('resync', () => {
+    topics.invalidate();
+    logs.resync().catch((err: Error) => log.warn({ err: err.message }, 'resync failed'));
+  });
+  await notifications.start();
+
+  const registry = new HandlerRegistry();
+  let live: BrokerRow[] = [];
+  const context: BrokerContext = {
+    config,
+    nodeId: config.nodeId,
+    clusterId,
+    self: { nodeId: config.nodeId, host: config.advertisedHost, port: 0, rack: null },
+    liveBrokers: () => {
+      const others = live.filter((b) => b.nodeId !== config.nodeId);
+      return [context.self, ...others].sort((a, b) => a.nodeId - b.nodeId);
+    },
+    topics,
+    logs,
+    log,
+    apiVersions: registry.apiVersions(),
+    shuttingDown: false,
+  };
+
+  const server = new KafkaServer({ host: config.host, port: config.port, maxFrameBytes: config.socketRequestMaxBytes }, registry, context, log);
+  const port = await server.listen();
+  context.self.port = config.advertisedPort || port;
+  await clusterStore.registerBroker(context.self, instanceId);
+  live = await clusterStore.liveBrokers(BROKER_LIVENESS_MS);
+  const heartbeat = setInterval(() => {
+    clusterStore
+      .heartbeat(config.nodeId, instanceId)
+      .then(() => clusterStore.liveBrokers(BROKER_LIVENESS_MS))
+      .then((brokers) => (live = brokers))
+      .catch((err: Error) => log.warn({ err: err.message, code: 'PGKAFKA_HEARTBEAT_FAILED' }, 'broker heartbeat failed'));
+  }, BROKER_HEARTBEAT_MS);
+  heartbeat.unref();
+  log.info({ port, nodeId: config.nodeId, clusterId, database: database.kind, schema: config.schema }, 'pgkafka broker listening');
+
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      context.shuttingDown = true;
+      clearInterval(heartbeat);
+      logs.wakeAll();
+      await server.close(config.shutdownTimeoutMs);
+      await clusterStore.unregisterBroker(config.nodeId, instanceId).catch(() => {});
+      await notifications.stop();
+      await pool.end();
+      await database.stop();
+      log.info('pgkafka broker stopped');
+    })());
+  return { port, context, database, stop };
+}

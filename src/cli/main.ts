@@ -1,0 +1,59 @@
+// pgkafka's command line: `pgkafka start` (the default) runs the broker until
+// SIGTERM or SIGINT, then shuts down gracefully.
+import { parseArgs } from 'node:util';
+import { startBroker } from '../broker.js';
+import { ConfigError, loadConfig, options } from '../config/schema.js';
+import { createLogger } from '../observability/logger.js';
+
+const USAGE = `Usage: pgkafka [start] [--help]
+
+Starts a Kafka-protocol broker that stores everything in PostgreSQL.
+Configuration comes from environment variables (or a JSON file named by PGKAFKA_CONFIG):
+
+${Object.entries(options)
+  .map(([name, o]) => `  ${o.env.padEnd(34)} ${name} (default: ${o.default === undefined ? 'unset' : String(o.default)})\n      ${o.doc}`)
+  .join('\n')}
+`;
+
+async function main(): Promise<void> {
+  const { positionals, values } = parseArgs({ allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
+  const command = positionals[0] ?? 'start';
+  if (values.help || command === 'help') {
+    process.stdout.write(USAGE);
+    return;
+  }
+  if (command !== 'start') {
+    process.stderr.write(`unknown command: ${command}\n\n${USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`pgkafka: invalid configuration: ${err.message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+  process.on('uncaughtException', (err) => log.fatal({ err: err.message, stack: err.stack }, 'uncaught exception'));
+  process.on('unhandledRejection', (err) => log.error({ err: String(err) }, 'unhandled rejection'));
+  const broker = await startBroker(config, log);
+  const shutdown = (signal: string) => {
+    log.info({ signal }, 'shutting down');
+    broker.stop().then(
+      () => process.exit(0),
+      (err: Error) => {
+        log.error({ err: err.message }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+await main();

@@ -1,0 +1,71 @@
+// The broker's whole configuration: one zod schema, fed by environment
+// variables and an optional JSON file. A bad value stops start-up with a
+// message that names the option and its environment variable.
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+
+/** Each option: its schema, its environment variable, its default and what it does (the README table is built from this). */
+export const options = {
+  host: { env: 'PGKAFKA_HOST', schema: z.string().min(1), default: '0.0.0.0', doc: 'Address the Kafka listener binds to.' },
+  port: { env: 'PGKAFKA_PORT', schema: int(0, 65535), default: 9092, doc: 'Kafka listener port (0 picks a free port).' },
+  advertisedHost: { env: 'PGKAFKA_ADVERTISED_HOST', schema: z.string().min(1), default: 'localhost', doc: 'Host name clients are told to connect to in Metadata.' },
+  advertisedPort: { env: 'PGKAFKA_ADVERTISED_PORT', schema: int(0, 65535), default: 0, doc: 'Port clients are told to connect to; 0 means the listening port.' },
+  nodeId: { env: 'PGKAFKA_NODE_ID', schema: int(0, 2147483647), default: 1, doc: "This broker's node id (Kafka's `node.id`)." },
+  databaseUrl: { env: 'DATABASE_URL', schema: z.string().min(1).optional(), default: undefined, doc: 'PostgreSQL connection string. Unset: start an embedded PostgreSQL in `dataDir`.' },
+  schema: { env: 'PGKAFKA_SCHEMA', schema: z.string().regex(/^[a-z_][a-z0-9_]*$/, 'a lower-case SQL identifier'), default: 'pgkafka', doc: 'PostgreSQL schema that holds all pgkafka tables.' },
+  dataDir: { env: 'PGKAFKA_DATA_DIR', schema: z.string().min(1), default: '.pgkafka-data', doc: 'Directory of the embedded PostgreSQL (used only without `DATABASE_URL`).' },
+  embeddedPgPort: { env: 'PGKAFKA_EMBEDDED_PG_PORT', schema: int(1, 65535), default: 54329, doc: 'Loopback port of the embedded PostgreSQL.' },
+  poolSize: { env: 'PGKAFKA_PG_POOL_SIZE', schema: int(2, 1000), default: 10, doc: 'Maximum PostgreSQL connections in the pool (one more is used for LISTEN).' },
+  autoCreateTopicsEnable: { env: 'PGKAFKA_AUTO_CREATE_TOPICS_ENABLE', schema: bool, default: true, doc: "Create unknown topics on Metadata/Produce (Kafka's `auto.create.topics.enable`)." },
+  numPartitions: { env: 'PGKAFKA_NUM_PARTITIONS', schema: int(1, 100000), default: 1, doc: "Partitions of auto-created topics and of CreateTopics with -1 (Kafka's `num.partitions`)." },
+  socketRequestMaxBytes: { env: 'PGKAFKA_SOCKET_REQUEST_MAX_BYTES', schema: int(1024, 2147483647), default: 104857600, doc: "Largest request frame accepted; a larger one closes the connection (Kafka's `socket.request.max.bytes`)." },
+  messageMaxBytes: { env: 'PGKAFKA_MESSAGE_MAX_BYTES', schema: int(0, 2147483647), default: 1048588, doc: "Largest record batch accepted by Produce, else MESSAGE_TOO_LARGE (Kafka's `message.max.bytes`)." },
+  produceFlushMaxBytes: { env: 'PGKAFKA_PRODUCE_FLUSH_MAX_BYTES', schema: int(1024), default: 16777216, doc: 'Most bytes of batches coalesced into one PostgreSQL transaction per partition (group commit).' },
+  fetchMaxWaitMsCap: { env: 'PGKAFKA_FETCH_MAX_WAIT_MS_CAP', schema: int(0), default: 30000, doc: 'Upper bound on a Fetch long-poll, whatever the client asks.' },
+  shutdownTimeoutMs: { env: 'PGKAFKA_SHUTDOWN_TIMEOUT_MS', schema: int(0), default: 10000, doc: 'How long graceful shutdown waits for in-flight requests.' },
+  logLevel: { env: 'PGKAFKA_LOG_LEVEL', schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', doc: 'pino log level; `debug` logs every request.' },
+} as const;
+
+export type OptionName = keyof typeof options;
+export type Config = { [K in OptionName]: z.output<(typeof options)[K]['schema']> | (typeof options)[K]['default'] };
+
+const fileSchema = z.object(Object.fromEntries(Object.entries(options).map(([k, o]) => [k, o.schema.optional()]))).strict();
+
+export class ConfigError extends Error {}
+
+/** Builds the config: defaults, overridden by the JSON file named in PGKAFKA_CONFIG, overridden by environment variables, overridden by `overrides`. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Record<OptionName, unknown>> = {}): Config {
+  let fromFile: Record<string, unknown> = {};
+  if (env.PGKAFKA_CONFIG) {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(readFileSync(env.PGKAFKA_CONFIG, 'utf8'));
+    } catch (err) {
+      throw new ConfigError(`config file ${env.PGKAFKA_CONFIG}: ${(err as Error).message}`);
+    }
+    const parsed = fileSchema.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new ConfigError(`config file ${env.PGKAFKA_CONFIG}: option ${issue.path.join('.') || '(top level)'}: ${issue.message}`);
+    }
+    fromFile = parsed.data;
+  }
+  const config: Record<string, unknown> = {};
+  for (const [name, option] of Object.entries(options) as [OptionName, (typeof options)[OptionName]][]) {
+    let value: unknown = option.default;
+    let source = 'default';
+    if (fromFile[name] !== undefined) [value, source] = [fromFile[name], 'config file'];
+    if (env[option.env] !== undefined && env[option.env] !== '') [value, source] = [env[option.env], option.env];
+    if (overrides[name] !== undefined) [value, source] = [overrides[name], 'override'];
+    if (value === undefined) continue;
+    const parsed = (option.schema as z.ZodType).safeParse(value);
+    if (!parsed.success) {
+      throw new ConfigError(`option ${name} (${option.env}, from ${source}): ${parsed.error.issues[0]!.message}; got ${JSON.stringify(value)}`);
+    }
+    config[name] = parsed.data;
+  }
+  return config as Config;
+}

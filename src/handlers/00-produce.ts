@@ -1,0 +1,87 @@
+// Produce (key 0), v3-13, advertised from v0 (KAFKA-18659: librdkafka looks
+// for v0 before it will compress; v0-2 requests are still refused).
+// v3: transactional id, magic v2 batches only, exactly one batch per
+// partition. v5: log start offset. v8: per-batch record errors and error
+// message. v9: flexible. v10: current leader (tagged). v13: topic ids.
+// acks=1 and acks=-1 are answered after the PostgreSQL commit; acks=0 gets no
+// response at all.
+import type { Input } from '../protocol/codec/types.js';
+import { ZERO_UUID } from '../protocol/codec/types.js';
+import { ErrorCode, errorName } from '../protocol/errors.js';
+import { ProduceApi, type ProduceResponse } from '../protocol/messages/index.js';
+import { parseBatches } from '../protocol/records/index.js';
+import { AppendError } from '../log/log-manager.js';
+import type { IncomingBatch } from '../log/partition-log.js';
+import type { Topic } from '../log/topic-manager.js';
+import { defineHandler, type RequestContext } from './types.js';
+
+type PartitionResponse = Input<ProduceResponse['responses'][number]['partitionResponses'][number]>;
+
+const failed = (index: number, errorCode: number, errorMessage: string | null = null): PartitionResponse => ({
+  index,
+  errorCode,
+  baseOffset: -1n,
+  logAppendTimeMs: -1n,
+  logStartOffset: -1n,
+  errorMessage,
+});
+
+/** Validates one partition's records and appends them; never throws. */
+async function producePartition(ctx: RequestContext, topic: Topic | null, topicError: number, index: number, records: Buffer | null): Promise<PartitionResponse> {
+  if (!topic) return failed(index, topicError);
+  if (index < 0 || index >= topic.partitionCount) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  if (!records || records.length === 0) {
+    return failed(index, ErrorCode.INVALID_RECORD, `Produce requests with version ${ctx.apiVersion} must have at least one record batch per partition`);
+  }
+  // Kafka's checks for client appends, in Kafka's order: one magic v2 batch, size, CRC-32C, offsets and counts.
+  const parsed = parseBatches(records, { mode: 'produce', produceVersion: ctx.apiVersion, maxBatchBytes: ctx.broker.config.messageMaxBytes, verifyCrc: true });
+  if (parsed.error) {
+    return failed(index, parsed.error === 'RECORD_TOO_LARGE' ? ErrorCode.MESSAGE_TOO_LARGE : ErrorCode[parsed.error], parsed.message ?? null);
+  }
+  const batches: IncomingBatch[] = parsed.batches.map((header) => ({ data: records.subarray(header.start, header.end), header }));
+  const log = await ctx.broker.logs.partition(topic.topicId, index);
+  if (!log) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  try {
+    const result = await ctx.broker.logs.append(log, batches);
+    return { index, errorCode: ErrorCode.NONE, baseOffset: result.baseOffset, logAppendTimeMs: result.logAppendTimeMs, logStartOffset: result.logStartOffset };
+  } catch (err) {
+    if (err instanceof AppendError) return failed(index, err.errorCode, err.message);
+    throw err;
+  }
+}
+
+export default defineHandler({
+  codec: ProduceApi,
+  minVersion: 3,
+  maxVersion: 13,
+  advertisedMinVersion: 0,
+  async handle(ctx, request) {
+    const acks = request.acks;
+    const byId = ctx.apiVersion >= 13;
+    const responses = await Promise.all(
+      request.topicData.map(async (topicData) => {
+        let topic: Topic | null = null;
+        let topicError: number = ErrorCode.NONE;
+        if (acks !== 0 && acks !== 1 && acks !== -1) {
+          topicError = ErrorCode.INVALID_REQUIRED_ACKS;
+        } else if (byId) {
+          topic = topicData.topicId === ZERO_UUID ? null : await ctx.broker.topics.getByIdLoading(topicData.topicId);
+          if (!topic) topicError = ErrorCode.UNKNOWN_TOPIC_ID;
+        } else {
+          const outcome = await ctx.broker.topics.getOrCreate(topicData.name);
+          topic = outcome.topic ?? null;
+          topicError = outcome.errorCode;
+        }
+        const partitionResponses = await Promise.all(
+          topicData.partitionData.map((p) => producePartition(ctx, topic, topicError, p.index, p.records as Buffer | null)),
+        );
+        for (const r of partitionResponses) {
+          if (r.errorCode !== ErrorCode.NONE) ctx.log.info({ topic: topicData.name, partition: r.index, error: errorName(r.errorCode!), message: r.errorMessage }, 'produce refused');
+        }
+        return { name: topicData.name, topicId: topicData.topicId, partitionResponses };
+      }),
+    );
+    if (acks === 0) return null;
+    return { responses, throttleTimeMs: 0 };
+  },
+});

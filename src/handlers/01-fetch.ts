@@ -1,0 +1,125 @@
+// Fetch (key 1), v4-18.
+// v4: isolation level, last stable offset, aborted transactions. v5: log
+// start offset. v7: fetch sessions (KIP-227) - this broker serves every
+// fetch as a full, sessionless one and answers session id 0. v9: current
+// leader epoch. v10: zstd may be returned (below it, UNSUPPORTED_COMPRESSION_TYPE).
+// v11: rack id, preferred read replica. v12: flexible. v13: topic ids.
+// The first partition that has data returns at least one whole batch even if
+// it exceeds the limits (KIP-74); records are never null (KAFKA-18646).
+import type { Input } from '../protocol/codec/types.js';
+import { ZERO_UUID } from '../protocol/codec/types.js';
+import { ErrorCode } from '../protocol/errors.js';
+import { FetchApi, type FetchRequest, type FetchResponse } from '../protocol/messages/index.js';
+import type { PartitionLog } from '../log/partition-log.js';
+import { defineHandler, type RequestContext } from './types.js';
+
+type PartitionData = Input<FetchResponse['responses'][number]['partitions'][number]>;
+
+const EMPTY = Buffer.alloc(0);
+const ZSTD = 4;
+const ATTRIBUTES_OFFSET = 21;
+
+interface Target {
+  topicIndex: number;
+  partition: FetchRequest['topics'][number]['partitions'][number];
+  log: PartitionLog | null;
+  errorCode: number;
+}
+
+function leaderEpochError(requested: number, current: number): number {
+  if (requested < 0 || requested === current) return ErrorCode.NONE;
+  return requested > current ? ErrorCode.UNKNOWN_LEADER_EPOCH : ErrorCode.FENCED_LEADER_EPOCH;
+}
+
+async function resolveTargets(ctx: RequestContext, request: FetchRequest): Promise<{ targets: Target[] }> {
+  const byId = ctx.apiVersion >= 13;
+  const targets: Target[] = [];
+  for (const [topicIndex, t] of request.topics.entries()) {
+    const topic = byId ? (t.topicId === ZERO_UUID ? null : await ctx.broker.topics.getByIdLoading(t.topicId)) : await ctx.broker.topics.get(t.topic);
+    for (const partition of t.partitions) {
+      if (!topic) {
+        targets.push({ topicIndex, partition, log: null, errorCode: byId ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
+        continue;
+      }
+      const log = partition.partition >= 0 && partition.partition < topic.partitionCount ? await ctx.broker.logs.partition(topic.topicId, partition.partition) : null;
+      const errorCode = log ? leaderEpochError(partition.currentLeaderEpoch, log.leaderEpoch) : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+      targets.push({ topicIndex, partition, log, errorCode });
+    }
+  }
+  return { targets };
+}
+
+/** One pass over every partition: reads what is there now within the byte limits. */
+async function readOnce(ctx: RequestContext, request: FetchRequest, targets: Target[]): Promise<{ data: PartitionData[]; bytes: number; anyError: boolean }> {
+  let remaining = ctx.apiVersion >= 3 ? request.maxBytes : 0x7fffffff;
+  let bytes = 0;
+  let anyError = false;
+  const data: PartitionData[] = [];
+  for (const target of targets) {
+    const { partition, log } = target;
+    const base = { partitionIndex: partition.partition, abortedTransactions: null, preferredReadReplica: -1, records: EMPTY };
+    if (target.errorCode !== ErrorCode.NONE || !log) {
+      anyError = true;
+      data.push({ ...base, errorCode: target.errorCode, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n });
+      continue;
+    }
+    const limit = Math.min(partition.partitionMaxBytes, remaining);
+    const read = await ctx.broker.logs.read(log, partition.fetchOffset, limit, bytes === 0);
+    let errorCode = read.errorCode;
+    if (ctx.apiVersion < 10 && read.batches.some((b) => (b.readInt16BE(ATTRIBUTES_OFFSET) & 0x7) === ZSTD)) {
+      errorCode = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE;
+    }
+    if (errorCode !== ErrorCode.NONE) {
+      anyError = true;
+      data.push({ ...base, errorCode, highWatermark: read.highWatermark, lastStableOffset: read.highWatermark, logStartOffset: read.logStartOffset });
+      continue;
+    }
+    bytes += read.bytes;
+    remaining -= read.bytes;
+    data.push({
+      ...base,
+      errorCode,
+      highWatermark: read.highWatermark,
+      // No transactions are open yet, so the last stable offset is the high watermark.
+      lastStableOffset: read.highWatermark,
+      logStartOffset: read.logStartOffset,
+      abortedTransactions: request.isolationLevel === 1 ? [] : null,
+      records: read.batches.length === 0 ? EMPTY : read.batches.length === 1 ? read.batches[0]! : read.batches,
+    });
+  }
+  return { data, bytes, anyError };
+}
+
+export default defineHandler({
+  codec: FetchApi,
+  minVersion: 4,
+  maxVersion: 18,
+  async handle(ctx, request) {
+    const respond = (errorCode: number, data: PartitionData[] = []) => {
+      let k = 0;
+      const responses = request.topics.map((t) => ({ topic: t.topic, topicId: t.topicId, partitions: t.partitions.map(() => data[k++]!) }));
+      return { throttleTimeMs: 0, errorCode, sessionId: 0, responses: errorCode === ErrorCode.NONE ? responses : [] };
+    };
+    // Incremental fetch sessions are not kept: a client that names one is told it is gone and falls back to full fetches.
+    if (ctx.apiVersion >= 7 && request.sessionId !== 0) return respond(ErrorCode.FETCH_SESSION_ID_NOT_FOUND);
+
+    const { targets } = await resolveTargets(ctx, request);
+    const deadline = Date.now() + Math.min(Math.max(request.maxWaitMs, 0), ctx.broker.config.fetchMaxWaitMsCap);
+    for (;;) {
+      const logs = targets.flatMap((t) => (t.log ? [t.log] : []));
+      // Register for wake-ups before reading so an append that commits during the read is not missed.
+      const remaining = deadline - Date.now();
+      const wait = remaining > 0 && !ctx.broker.shuttingDown ? ctx.broker.logs.waitForAppend(logs, remaining) : null;
+      const { data, bytes, anyError } = await readOnce(ctx, request, targets);
+      if (!wait || bytes >= request.minBytes || anyError || logs.length === 0) {
+        wait?.cancel();
+        return respond(ErrorCode.NONE, data);
+      }
+      await wait.done;
+      if (Date.now() >= deadline || ctx.broker.shuttingDown) {
+        const final = await readOnce(ctx, request, targets);
+        return respond(ErrorCode.NONE, final.data);
+      }
+    }
+  },
+});

@@ -1,0 +1,44 @@
+// ListOffsets (key 2), v1-11.
+// v1: one offset per partition, with its timestamp. v2: isolation level.
+// v4: current leader epoch, leader epoch in the answer. v6: flexible.
+// v7: max timestamp (-3). v8: earliest local (-4). v9: latest tiered (-5).
+// v10: timeout. Special timestamps: -1 latest, -2 earliest.
+import { ErrorCode } from '../protocol/errors.js';
+import { ListOffsetsApi } from '../protocol/messages/index.js';
+import { defineHandler } from './types.js';
+
+export default defineHandler({
+  codec: ListOffsetsApi,
+  minVersion: 1,
+  maxVersion: 11,
+  async handle(ctx, request) {
+    const { topics: topicManager, logs } = ctx.broker;
+    const topics = await Promise.all(
+      request.topics.map(async (t) => {
+        const topic = await topicManager.get(t.name);
+        const partitions = await Promise.all(
+          t.partitions.map(async (p) => {
+            const failed = (errorCode: number) => ({ partitionIndex: p.partitionIndex, errorCode, timestamp: -1n, offset: -1n, leaderEpoch: -1 });
+            const log = topic && p.partitionIndex >= 0 && p.partitionIndex < topic.partitionCount ? await logs.partition(topic.topicId, p.partitionIndex) : null;
+            if (!log) return failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+            if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch !== log.leaderEpoch) {
+              return failed(p.currentLeaderEpoch > log.leaderEpoch ? ErrorCode.UNKNOWN_LEADER_EPOCH : ErrorCode.FENCED_LEADER_EPOCH);
+            }
+            // read_committed sees up to the last stable offset, which equals the high watermark while no transaction is open.
+            const found = await logs.offsetForTimestamp(log, p.timestamp);
+            if (found.errorCode !== ErrorCode.NONE) return failed(found.errorCode);
+            return {
+              partitionIndex: p.partitionIndex,
+              errorCode: ErrorCode.NONE,
+              timestamp: found.timestamp,
+              offset: found.offset,
+              leaderEpoch: found.offset >= 0n ? log.leaderEpoch : -1,
+            };
+          }),
+        );
+        return { name: t.name, partitions };
+      }),
+    );
+    return { throttleTimeMs: 0, topics };
+  },
+});

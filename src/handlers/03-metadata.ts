@@ -1,0 +1,89 @@
+// Metadata (key 3), v0-13.
+// v0: an empty topic list means all topics; v1+: null means all, empty means
+// none, plus rack, controller id and internal flag. v2: cluster id. v4: allow
+// auto topic creation. v5: offline replicas. v7: leader epoch. v8: authorized
+// operations. v9: flexible. v10: topic ids (look-up by id). v12: null names
+// for unknown ids. v13: top-level error code.
+// Every broker sharing the database can append to any partition (offsets are
+// assigned under PostgreSQL's row lock), so this broker names itself leader.
+import type { Input } from '../protocol/codec/types.js';
+import { ZERO_UUID } from '../protocol/codec/types.js';
+import { ErrorCode } from '../protocol/errors.js';
+import { MetadataApi, type MetadataResponse } from '../protocol/messages/index.js';
+import type { Topic } from '../log/topic-manager.js';
+import { topicNameError } from '../log/topic-name.js';
+import { NOT_REQUESTED, CLUSTER_OPERATIONS, TOPIC_OPERATIONS } from './authorized-operations.js';
+import { defineHandler, type RequestContext } from './types.js';
+
+type TopicEntry = Input<MetadataResponse['topics'][number]>;
+
+async function describeTopic(ctx: RequestContext, topic: Topic, includeOperations: boolean): Promise<TopicEntry> {
+  const { nodeId } = ctx.broker;
+  const partitions = [];
+  for (let i = 0; i < topic.partitionCount; i++) {
+    const log = await ctx.broker.logs.partition(topic.topicId, i);
+    partitions.push({
+      errorCode: ErrorCode.NONE,
+      partitionIndex: i,
+      leaderId: nodeId,
+      leaderEpoch: log?.leaderEpoch ?? 0,
+      replicaNodes: [nodeId],
+      isrNodes: [nodeId],
+      offlineReplicas: [],
+    });
+  }
+  return {
+    errorCode: ErrorCode.NONE,
+    name: topic.name,
+    topicId: topic.topicId,
+    isInternal: false,
+    partitions,
+    topicAuthorizedOperations: includeOperations ? TOPIC_OPERATIONS : NOT_REQUESTED,
+  };
+}
+
+export default defineHandler({
+  codec: MetadataApi,
+  minVersion: 0,
+  maxVersion: 13,
+  async handle(ctx, request) {
+    const { broker, apiVersion } = ctx;
+    const includeOperations = request.includeTopicAuthorizedOperations;
+    const allTopics = request.topics === null || (apiVersion === 0 && request.topics.length === 0);
+    const topics: TopicEntry[] = [];
+    if (allTopics) {
+      for (const topic of await broker.topics.list()) topics.push(await describeTopic(ctx, topic, includeOperations));
+    } else {
+      const autoCreate = apiVersion < 4 || request.allowAutoTopicCreation;
+      for (const requested of request.topics!) {
+        if (requested.name === null) {
+          const topic = requested.topicId !== ZERO_UUID ? await broker.topics.getByIdLoading(requested.topicId) : null;
+          topics.push(
+            topic
+              ? await describeTopic(ctx, topic, includeOperations)
+              : { errorCode: ErrorCode.UNKNOWN_TOPIC_ID, name: null, topicId: requested.topicId, partitions: [] },
+          );
+          continue;
+        }
+        const name = requested.name;
+        if (topicNameError(name)) {
+          topics.push({ errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, name, partitions: [] });
+          continue;
+        }
+        const outcome = autoCreate ? await broker.topics.getOrCreate(name) : { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic: await broker.topics.get(name) };
+        topics.push(
+          outcome.topic ? await describeTopic(ctx, outcome.topic, includeOperations) : { errorCode: outcome.errorCode, name, partitions: [] },
+        );
+      }
+    }
+    return {
+      throttleTimeMs: 0,
+      brokers: broker.liveBrokers().map((b) => ({ nodeId: b.nodeId, host: b.host, port: b.port, rack: b.rack })),
+      clusterId: broker.clusterId,
+      controllerId: broker.nodeId,
+      topics,
+      clusterAuthorizedOperations: request.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : NOT_REQUESTED,
+      errorCode: ErrorCode.NONE,
+    };
+  },
+});

@@ -1,0 +1,40 @@
+// DeleteTopics (key 20), v1-6.
+// v1: throttle time. v4: flexible. v5: error messages. v6: topics named by
+// name or by id. Deleting a topic removes its partitions and every stored
+// batch in one transaction.
+import { ZERO_UUID } from '../protocol/codec/types.js';
+import { ErrorCode } from '../protocol/errors.js';
+import { DeleteTopicsApi } from '../protocol/messages/index.js';
+import type { Topic } from '../log/topic-manager.js';
+import { defineHandler } from './types.js';
+
+export default defineHandler({
+  codec: DeleteTopicsApi,
+  minVersion: 1,
+  maxVersion: 6,
+  async handle(ctx, request) {
+    const { topics: topicManager, logs } = ctx.broker;
+    const wanted = ctx.apiVersion >= 6 ? request.topics : request.topicNames.map((name) => ({ name, topicId: ZERO_UUID }));
+    const responses = [];
+    for (const w of wanted) {
+      let topic: Topic | null = null;
+      let missing: number = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+      if (w.name !== null) {
+        topic = await topicManager.get(w.name);
+      } else if (w.topicId !== ZERO_UUID) {
+        topic = await topicManager.getByIdLoading(w.topicId);
+        missing = ErrorCode.UNKNOWN_TOPIC_ID;
+      } else {
+        missing = ErrorCode.INVALID_REQUEST;
+      }
+      if (!topic || !(await topicManager.delete(topic))) {
+        responses.push({ name: w.name, topicId: w.topicId, errorCode: missing, errorMessage: null });
+        continue;
+      }
+      logs.dropTopic(topic.topicId);
+      ctx.log.info({ topic: topic.name }, 'deleted topic');
+      responses.push({ name: topic.name, topicId: topic.topicId, errorCode: ErrorCode.NONE, errorMessage: null });
+    }
+    return { throttleTimeMs: 0, responses };
+  },
+});

@@ -1,0 +1,33 @@
+// DescribeCluster (key 60), v0-2. Used by the Java admin client.
+// v1: endpoint type (brokers or controllers). v2: include fenced brokers.
+import { DescribeClusterApi } from '../protocol/messages/index.js';
+import { ErrorCode } from '../protocol/errors.js';
+import { CLUSTER_OPERATIONS, NOT_REQUESTED } from './authorized-operations.js';
+import { defineHandler } from './types.js';
+
+const BROKER_ENDPOINTS = 1;
+
+export default defineHandler({
+  codec: DescribeClusterApi,
+  minVersion: 0,
+  maxVersion: 2,
+  async handle(ctx, request) {
+    const { broker } = ctx;
+    if (request.endpointType !== BROKER_ENDPOINTS) {
+      return {
+        errorCode: ErrorCode.MISMATCHED_ENDPOINT_TYPE,
+        errorMessage: 'The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER',
+        endpointType: request.endpointType,
+        clusterId: broker.clusterId,
+      };
+    }
+    return {
+      errorCode: ErrorCode.NONE,
+      endpointType: BROKER_ENDPOINTS,
+      clusterId: broker.clusterId,
+      controllerId: broker.nodeId,
+      brokers: broker.liveBrokers().map((b) => ({ brokerId: b.nodeId, host: b.host, port: b.port, rack: b.rack, isFenced: false })),
+      clusterAuthorizedOperations: request.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : NOT_REQUESTED,
+    };
+  },
+});

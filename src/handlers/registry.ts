@@ -1,0 +1,47 @@
+import { Writer } from '../protocol/codec/writer.js';
+import { ErrorCode } from '../protocol/errors.js';
+import { ApiVersionsApi, writeResponseHeader } from '../protocol/messages/index.js';
+import type { Handler } from './types.js';
+import produce from './00-produce.js';
+import fetch from './01-fetch.js';
+import listOffsets from './02-list-offsets.js';
+import metadata from './03-metadata.js';
+import apiVersions from './18-api-versions.js';
+import createTopics from './19-create-topics.js';
+import deleteTopics from './20-delete-topics.js';
+import describeCluster from './60-describe-cluster.js';
+
+export const handlers: Handler[] = [produce, fetch, listOffsets, metadata, apiVersions, createTopics, deleteTopics, describeCluster];
+
+export class HandlerRegistry {
+  private readonly byKey = new Map<number, Handler>();
+
+  constructor(list: Handler[] = handlers) {
+    for (const h of list) this.byKey.set(h.codec.apiKey, h);
+  }
+
+  get(apiKey: number): Handler | undefined {
+    return this.byKey.get(apiKey);
+  }
+
+  /** What ApiVersions advertises: exactly the ranges the handlers serve. */
+  apiVersions(): { apiKey: number; minVersion: number; maxVersion: number }[] {
+    return [...this.byKey.values()]
+      .map((h) => ({ apiKey: h.codec.apiKey, minVersion: h.advertisedMinVersion ?? h.minVersion, maxVersion: h.maxVersion }))
+      .sort((a, b) => a.apiKey - b.apiKey);
+  }
+
+  /**
+   * The answer to ApiVersions at a version this broker does not know: v0
+   * format, header v0, UNSUPPORTED_VERSION, and the supported ranges, so the
+   * client retries at a version we serve (KIP-511).
+   */
+  unsupportedApiVersionsResponse(correlationId: number): Buffer[] {
+    const w = new Writer();
+    const sizeAt = w.reserveInt32();
+    writeResponseHeader(w, 0, { correlationId });
+    ApiVersionsApi.writeResponse(w, 0, { errorCode: ErrorCode.UNSUPPORTED_VERSION, apiKeys: this.apiVersions() });
+    w.patchInt32(sizeAt, w.length - 4);
+    return w.toBuffers();
+  }
+}

@@ -1,0 +1,30 @@
+import type { ApiCodec, Input } from '../protocol/codec/types.js';
+import type { Logger } from '../observability/logger.js';
+import type { BrokerContext } from '../broker-context.js';
+
+/** What a handler knows about the request it is serving. */
+export interface RequestContext {
+  broker: BrokerContext;
+  apiVersion: number;
+  correlationId: number;
+  clientId: string | null;
+  log: Logger;
+}
+
+/**
+ * One Kafka API. The registry builds ApiVersions from these ranges, so the
+ * broker never advertises a version it cannot handle. A handler returns the
+ * response, or null when the protocol says there is none (Produce acks=0).
+ */
+export interface Handler<Req = any, Res = any> {
+  codec: ApiCodec<Req, Res>;
+  minVersion: number;
+  maxVersion: number;
+  /** Lowest version advertised in ApiVersions when it differs from minVersion (Produce: 0, see KAFKA-18659). */
+  advertisedMinVersion?: number;
+  handle(ctx: RequestContext, request: Req): Promise<Input<Res> | null>;
+}
+
+export function defineHandler<Req, Res>(handler: Handler<Req, Res>): Handler<Req, Res> {
+  return handler;
+}

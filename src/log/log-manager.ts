@@ -1,0 +1,244 @@
+import type { BatchToAppend, LogStore } from '../storage/pg/log-store.js';
+import type { Logger } from '../observability/logger.js';
+import { ErrorCode } from '../protocol/errors.js';
+import { decodeRecords, readBatchHeaderAt } from '../protocol/records/index.js';
+import { PartitionLog, type AppendResult, type IncomingBatch, type PendingAppend } from './partition-log.js';
+
+export class AppendError extends Error {
+  constructor(
+    readonly errorCode: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface ReadResult {
+  errorCode: number;
+  highWatermark: bigint;
+  logStartOffset: bigint;
+  batches: Buffer[];
+  bytes: number;
+}
+
+export interface OffsetLookup {
+  errorCode: number;
+  offset: bigint;
+  timestamp: bigint;
+}
+
+export const EARLIEST_TIMESTAMP = -2n;
+export const LATEST_TIMESTAMP = -1n;
+export const MAX_TIMESTAMP = -3n;
+export const EARLIEST_LOCAL_TIMESTAMP = -4n;
+export const LATEST_TIERED_TIMESTAMP = -5n;
+
+const key = (topicId: string, partition: number) => `${topicId}:${partition}`;
+
+/**
+ * The partitions' logs as seen from this process: appends coalesced per
+ * partition into one PostgreSQL statement (group commit), reads, offset
+ * look-ups, and the wake-ups that end long-poll fetches.
+ */
+export class LogManager {
+  private readonly partitions = new Map<string, PartitionLog>();
+  private readonly loading = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly store: LogStore,
+    private readonly instanceId: string,
+    private readonly flushMaxBytes: number,
+    private readonly log: Logger,
+  ) {}
+
+  /** The partition's state, loaded from PostgreSQL the first time this process touches its topic. */
+  async partition(topicId: string, partition: number): Promise<PartitionLog | null> {
+    const cached = this.partitions.get(key(topicId, partition));
+    if (cached) return cached;
+    let loading = this.loading.get(topicId);
+    if (!loading) {
+      loading = this.loadTopic(topicId).finally(() => this.loading.delete(topicId));
+      this.loading.set(topicId, loading);
+    }
+    await loading;
+    return this.partitions.get(key(topicId, partition)) ?? null;
+  }
+
+  private async loadTopic(topicId: string): Promise<void> {
+    for (const state of await this.store.partitionStates(topicId)) {
+      const k = key(topicId, state.partition);
+      let p = this.partitions.get(k);
+      if (!p) {
+        p = new PartitionLog(topicId, state.partition);
+        this.partitions.set(k, p);
+      }
+      p.leaderEpoch = state.leaderEpoch;
+      p.advance(state.highWatermark, state.logStartOffset);
+    }
+  }
+
+  /** Forget a deleted topic's partitions; parked fetches wake and see it gone. */
+  dropTopic(topicId: string): void {
+    for (const [k, p] of this.partitions) {
+      if (p.topicId !== topicId) continue;
+      this.partitions.delete(k);
+      p.wake();
+    }
+  }
+
+  /** Shutdown: end every parked long poll now. */
+  wakeAll(): void {
+    for (const p of this.partitions.values()) p.wake();
+  }
+
+  /** Notifications may have been missed: reload every partition's state. */
+  async resync(): Promise<void> {
+    const topics = new Set([...this.partitions.values()].map((p) => p.topicId));
+    await Promise.all([...topics].map((t) => this.loadTopic(t)));
+  }
+
+  /** Another broker process committed an append: `instance:topicId:partition:highWatermark`. */
+  onAppendNotification(payload: string): void {
+    const [instance, topicId, partition, hw] = payload.split(':');
+    if (instance === this.instanceId || !topicId || partition === undefined || hw === undefined) return;
+    this.partitions.get(key(topicId, Number(partition)))?.advance(BigInt(hw));
+  }
+
+  /** Appends the batches; resolves after the PostgreSQL commit with the first batch's offset. */
+  append(p: PartitionLog, batches: IncomingBatch[]): Promise<AppendResult> {
+    let bytes = 0;
+    for (const b of batches) bytes += b.data.length;
+    return new Promise((resolve, reject) => {
+      p.pending.push({ batches, bytes, resolve, reject });
+      if (!p.flushing) void this.flush(p);
+    });
+  }
+
+  private async flush(p: PartitionLog): Promise<void> {
+    p.flushing = true;
+    try {
+      while (p.pending.length > 0) {
+        const items = this.takeFlush(p);
+        const rows: BatchToAppend[] = [];
+        const firstRelative: bigint[] = [];
+        let relative = 0n;
+        for (const item of items) {
+          firstRelative.push(relative);
+          for (const { data, header } of item.batches) {
+            data.writeInt32BE(p.leaderEpoch, 12); // partitionLeaderEpoch lies outside the CRC, like the base offset
+            rows.push({
+              data,
+              relativeOffset: relative,
+              lastOffsetDelta: header.lastOffsetDelta,
+              recordCount: header.recordCount,
+              firstTimestamp: header.baseTimestamp,
+              maxTimestamp: header.maxTimestamp,
+              producerId: header.producerId,
+              producerEpoch: header.producerEpoch,
+              baseSequence: header.baseSequence,
+              isTransactional: header.isTransactional,
+              isControl: header.isControl,
+            });
+            relative += BigInt(header.lastOffsetDelta) + 1n;
+          }
+        }
+        try {
+          const result = await this.store.append(p.topicId, p.partition, relative, rows, `${this.instanceId}:${p.topicId}:${p.partition}`);
+          if (!result) {
+            for (const item of items) item.reject(new AppendError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'partition no longer exists'));
+            continue;
+          }
+          p.advance(result.highWatermark, result.logStartOffset);
+          items.forEach((item, i) =>
+            item.resolve({ baseOffset: result.baseOffset + firstRelative[i]!, logStartOffset: result.logStartOffset, logAppendTimeMs: -1n }),
+          );
+        } catch (err) {
+          this.log.error({ err: (err as Error).message, code: 'PGKAFKA_APPEND_FAILED', topicId: p.topicId, partition: p.partition }, 'append failed');
+          for (const item of items) item.reject(new AppendError(ErrorCode.KAFKA_STORAGE_ERROR, (err as Error).message));
+        }
+      }
+    } finally {
+      p.flushing = false;
+    }
+  }
+
+  private takeFlush(p: PartitionLog): PendingAppend[] {
+    let bytes = 0;
+    let n = 0;
+    while (n < p.pending.length && (n === 0 || bytes + p.pending[n]!.bytes <= this.flushMaxBytes)) bytes += p.pending[n++]!.bytes;
+    return p.pending.splice(0, n);
+  }
+
+  /** Stored batches from `offset`, honouring the byte limit; OFFSET_OUT_OF_RANGE outside [log start, high watermark]. */
+  async read(p: PartitionLog, offset: bigint, maxBytes: number, minOne: boolean): Promise<ReadResult> {
+    const highWatermark = p.highWatermark;
+    const logStartOffset = p.logStartOffset;
+    if (offset < logStartOffset || offset > highWatermark) {
+      return { errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, highWatermark, logStartOffset, batches: [], bytes: 0 };
+    }
+    if (offset === highWatermark || (maxBytes <= 0 && !minOne)) {
+      return { errorCode: ErrorCode.NONE, highWatermark, logStartOffset, batches: [], bytes: 0 };
+    }
+    const stored = await this.store.read(p.topicId, p.partition, offset, highWatermark, maxBytes, minOne);
+    let bytes = 0;
+    const batches = stored.map((b) => {
+      bytes += b.data.length;
+      return b.data;
+    });
+    return { errorCode: ErrorCode.NONE, highWatermark, logStartOffset, batches, bytes };
+  }
+
+  /** Resolves when any of the partitions grows, or after timeoutMs; the returned cancel releases the wait early. */
+  waitForAppend(partitions: PartitionLog[], timeoutMs: number): { done: Promise<void>; cancel: () => void } {
+    let cancel = () => {};
+    const done = new Promise<void>((resolve) => {
+      const offs: (() => void)[] = [];
+      const finish = () => {
+        clearTimeout(timer);
+        for (const off of offs) off();
+        resolve();
+      };
+      const timer = setTimeout(finish, timeoutMs);
+      for (const p of partitions) offs.push(p.onAppend(finish));
+      cancel = finish;
+    });
+    return { done, cancel };
+  }
+
+  /** ListOffsets: the offset for a timestamp or one of the special timestamps (-1 latest, -2 earliest, -3 max timestamp, -4, -5). */
+  async offsetForTimestamp(p: PartitionLog, timestamp: bigint): Promise<OffsetLookup> {
+    const none = ErrorCode.NONE;
+    if (timestamp === LATEST_TIMESTAMP) return { errorCode: none, offset: p.highWatermark, timestamp: -1n };
+    if (timestamp === EARLIEST_TIMESTAMP || timestamp === EARLIEST_LOCAL_TIMESTAMP) return { errorCode: none, offset: p.logStartOffset, timestamp: -1n };
+    // No tiered storage here: nothing is tiered, as Kafka answers when remote storage is disabled.
+    if (timestamp === LATEST_TIERED_TIMESTAMP) return { errorCode: none, offset: -1n, timestamp: -1n };
+    if (timestamp === MAX_TIMESTAMP) {
+      const batch = await this.store.batchWithMaxTimestamp(p.topicId, p.partition, p.logStartOffset);
+      if (!batch) return { errorCode: none, offset: -1n, timestamp: -1n };
+      return this.findInBatch(batch.data, batch.baseOffset, (ts, best) => best === null || ts > best) ?? { errorCode: none, offset: -1n, timestamp: -1n };
+    }
+    if (timestamp < 0n) return { errorCode: ErrorCode.INVALID_REQUEST, offset: -1n, timestamp: -1n };
+    const batch = await this.store.firstBatchWithTimestampAtLeast(p.topicId, p.partition, timestamp, p.logStartOffset);
+    if (!batch) return { errorCode: none, offset: -1n, timestamp: -1n };
+    const found = this.findInBatch(batch.data, batch.baseOffset, (ts, best) => best === null && ts >= timestamp);
+    return found ?? { errorCode: none, offset: -1n, timestamp: -1n };
+  }
+
+  /** Scans a stored batch's records; `better(ts, best)` says whether a record should replace the current pick. */
+  private findInBatch(data: Buffer, baseOffset: bigint, better: (ts: bigint, best: bigint | null) => boolean): OffsetLookup | null {
+    const header = readBatchHeaderAt(data, 0);
+    if (!header) return null;
+    if (header.timestampType === 1) {
+      // LogAppendTime: every record carries the batch's max timestamp.
+      return better(header.maxTimestamp, null) ? { errorCode: ErrorCode.NONE, offset: baseOffset, timestamp: header.maxTimestamp } : null;
+    }
+    const { records, error } = decodeRecords(data, header);
+    if (error) return null;
+    let best: OffsetLookup | null = null;
+    for (const r of records) {
+      const ts = header.baseTimestamp + r.timestampDelta;
+      if (better(ts, best?.timestamp ?? null)) best = { errorCode: ErrorCode.NONE, offset: baseOffset + BigInt(r.offsetDelta), timestamp: ts };
+    }
+    return best;
+  }
+}

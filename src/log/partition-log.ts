@@ -1,0 +1,59 @@
+import type { BatchHeader } from '../protocol/records/index.js';
+
+/** A produced batch: its bytes (a view into the request) and its parsed header. */
+export interface IncomingBatch {
+  data: Buffer;
+  header: BatchHeader;
+}
+
+export interface AppendResult {
+  baseOffset: bigint;
+  logStartOffset: bigint;
+  logAppendTimeMs: bigint;
+}
+
+export interface PendingAppend {
+  batches: IncomingBatch[];
+  bytes: number;
+  resolve: (result: AppendResult) => void;
+  reject: (err: Error) => void;
+}
+
+/**
+ * In-memory face of one partition in this process: the cached high watermark
+ * and log start offset, the queue of appends waiting for the next flush
+ * (group commit), and the fetches parked until the log grows.
+ */
+export class PartitionLog {
+  highWatermark = 0n;
+  logStartOffset = 0n;
+  leaderEpoch = 0;
+  readonly pending: PendingAppend[] = [];
+  flushing = false;
+  private readonly waiters = new Set<() => void>();
+
+  constructor(
+    readonly topicId: string,
+    readonly partition: number,
+  ) {}
+
+  /** Moves the high watermark forward (never back) and wakes parked fetches. */
+  advance(highWatermark: bigint, logStartOffset?: bigint): void {
+    if (logStartOffset !== undefined && logStartOffset > this.logStartOffset) this.logStartOffset = logStartOffset;
+    if (highWatermark <= this.highWatermark) return;
+    this.highWatermark = highWatermark;
+    this.wake();
+  }
+
+  wake(): void {
+    if (this.waiters.size === 0) return;
+    const waiters = [...this.waiters];
+    this.waiters.clear();
+    for (const w of waiters) w();
+  }
+
+  onAppend(waiter: () => void): () => void {
+    this.waiters.add(waiter);
+    return () => this.waiters.delete(waiter);
+  }
+}

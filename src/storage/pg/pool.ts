@@ -1,0 +1,41 @@
+import pg from 'pg';
+
+// int8 as bigint end to end (offsets, timestamps, producer ids); node-postgres
+// would otherwise return strings.
+const INT8_OID = 20;
+const INT8_ARRAY_OID = 1016;
+const parseInt8Array = pg.types.getTypeParser(1016 as never) as unknown as (v: string) => string[];
+
+export const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === INT8_OID) return (v: string) => BigInt(v);
+    if (oid === INT8_ARRAY_OID) return (v: string) => parseInt8Array(v).map((x) => BigInt(x));
+    return pg.types.getTypeParser(oid, format as never);
+  },
+} as unknown as pg.CustomTypesConfig;
+
+export interface PoolOptions {
+  connectionString: string;
+  schema: string;
+  max: number;
+  applicationName?: string;
+}
+
+export function createPool(options: PoolOptions): pg.Pool {
+  return new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.max,
+    types: pgTypes,
+    application_name: options.applicationName ?? 'pgkafka',
+    options: `-c search_path=${options.schema}`,
+  });
+}
+
+export function createClient(options: Omit<PoolOptions, 'max'>): pg.Client {
+  return new pg.Client({
+    connectionString: options.connectionString,
+    types: pgTypes,
+    application_name: options.applicationName ?? 'pgkafka',
+    options: `-c search_path=${options.schema}`,
+  });
+}

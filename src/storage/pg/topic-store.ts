@@ -1,0 +1,72 @@
+import type pg from 'pg';
+
+export interface TopicRow {
+  topicId: string;
+  name: string;
+  partitionCount: number;
+  configs: Record<string, string>;
+}
+
+interface TopicRecord {
+  topic_id: string;
+  name: string;
+  partition_count: number;
+  configs: Record<string, string>;
+}
+
+const toTopic = (r: TopicRecord): TopicRow => ({ topicId: r.topic_id, name: r.name, partitionCount: r.partition_count, configs: r.configs });
+
+/** Topics and their partitions' rows. */
+export class TopicStore {
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly topicsChannel: string,
+  ) {}
+
+  async list(): Promise<TopicRow[]> {
+    const { rows } = await this.pool.query<TopicRecord>('SELECT topic_id, name, partition_count, configs FROM topics ORDER BY name');
+    return rows.map(toTopic);
+  }
+
+  async getByName(name: string): Promise<TopicRow | null> {
+    const { rows } = await this.pool.query<TopicRecord>('SELECT topic_id, name, partition_count, configs FROM topics WHERE name = $1', [name]);
+    return rows[0] ? toTopic(rows[0]) : null;
+  }
+
+  /** Creates the topic and its partitions in one transaction; false if the name is taken. */
+  async create(topic: TopicRow): Promise<boolean> {
+    const { rows } = await this.pool.query<{ created: boolean }>(
+      `WITH t AS (
+         INSERT INTO topics (topic_id, name, partition_count, configs) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (name) DO NOTHING RETURNING topic_id
+       ), p AS (
+         INSERT INTO partitions (topic_id, partition) SELECT t.topic_id, g FROM t, generate_series(0, $3 - 1) g
+       )
+       SELECT count(*) > 0 AS created, pg_notify($5, $2) FROM t`,
+      [topic.topicId, topic.name, topic.partitionCount, JSON.stringify(topic.configs), this.topicsChannel],
+    );
+    return rows[0]?.created ?? false;
+  }
+
+  /** Deletes the topic, its partitions and every stored batch; false if it did not exist. */
+  async delete(topicId: string): Promise<boolean> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows } = await client.query<{ name: string }>('DELETE FROM topics WHERE topic_id = $1 RETURNING name', [topicId]);
+      if (rows.length === 0) {
+        await client.query('ROLLBACK');
+        return false;
+      }
+      await client.query('DELETE FROM batches WHERE topic_id = $1', [topicId]);
+      await client.query('SELECT pg_notify($1, $2)', [this.topicsChannel, rows[0]!.name]);
+      await client.query('COMMIT');
+      return true;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+}

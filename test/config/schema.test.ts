@@ -1,0 +1,40 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/schema.js';
+
+describe('loadConfig', () => {
+  it('has working defaults', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(9092);
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.autoCreateTopicsEnable).toBe(true);
+    expect(config.numPartitions).toBe(1);
+    expect(config.socketRequestMaxBytes).toBe(104857600);
+  });
+
+  it('reads environment variables over the file over defaults', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pgkafka-config-'));
+    const file = join(dir, 'config.json');
+    writeFileSync(file, JSON.stringify({ port: 9200, numPartitions: 3 }));
+    const config = loadConfig({ PGKAFKA_CONFIG: file, PGKAFKA_PORT: '9300', PGKAFKA_AUTO_CREATE_TOPICS_ENABLE: 'false' });
+    expect(config.port).toBe(9300);
+    expect(config.numPartitions).toBe(3);
+    expect(config.autoCreateTopicsEnable).toBe(false);
+  });
+
+  it('names the option and its variable when a value is bad', () => {
+    expect(() => loadConfig({ PGKAFKA_PORT: 'ninety' })).toThrow(ConfigError);
+    expect(() => loadConfig({ PGKAFKA_PORT: 'ninety' })).toThrow(/port \(PGKAFKA_PORT/);
+    expect(() => loadConfig({ PGKAFKA_NUM_PARTITIONS: '0' })).toThrow(/numPartitions/);
+    expect(() => loadConfig({ PGKAFKA_SCHEMA: 'Bad-Name' })).toThrow(/schema/);
+  });
+
+  it('refuses unknown keys in the config file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pgkafka-config-'));
+    const file = join(dir, 'config.json');
+    writeFileSync(file, JSON.stringify({ prot: 9200 }));
+    expect(() => loadConfig({ PGKAFKA_CONFIG: file })).toThrow(/prot/);
+  });
+});
