@@ -1,4 +1,5 @@
 import type { Config } from './config/schema.js';
+import type { GroupCoordinator } from './coordinator/group-coordinator.js';
 import type { LogManager } from './log/log-manager.js';
 import type { TopicManager } from './log/topic-manager.js';
 import type { Logger } from './observability/logger.js';
@@ -15,6 +16,7 @@ export interface BrokerContext {
   liveBrokers(): BrokerRow[];
   topics: TopicManager;
   logs: LogManager;
+  groups: GroupCoordinator;
   log: Logger;
   /** The API version ranges ApiVersions advertises, built from the handlers. */
   apiVersions: { apiKey: number; minVersion: number; maxVersion: number }[];

@@ -3,12 +3,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { BrokerContext } from './broker-context.js';
 import type { Config } from './config/schema.js';
+import { GroupCoordinator } from './coordinator/group-coordinator.js';
 import { HandlerRegistry } from './handlers/registry.js';
 import { LogManager } from './log/log-manager.js';
 import { TopicManager } from './log/topic-manager.js';
 import type { Logger } from './observability/logger.js';
 import { KafkaServer } from './server/server.js';
 import { ClusterStore, type BrokerRow } from './storage/pg/cluster-store.js';
+import { GroupStore } from './storage/pg/group-store.js';
 import { openDatabase, type Database } from './storage/pg/database.js';
 import { LogStore } from './storage/pg/log-store.js';
 import { migrate } from './storage/pg/migrate.js';
@@ -45,6 +47,17 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const topics = new TopicManager(new TopicStore(pool, channels.topics), config);
   const logs = new LogManager(new LogStore(pool, channels.append), instanceId, config.produceFlushMaxBytes, log);
 
+  const groups = new GroupCoordinator(new GroupStore(pool), topics, {
+    initialRebalanceDelayMs: config.groupInitialRebalanceDelayMs,
+    maxSize: config.groupMaxSize,
+    minSessionTimeoutMs: config.groupMinSessionTimeoutMs,
+    maxSessionTimeoutMs: config.groupMaxSessionTimeoutMs,
+    offsetsRetentionMs: config.offsetsRetentionMinutes * 60_000,
+    offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
+    offsetMetadataMaxBytes: config.offsetMetadataMaxBytes,
+  }, log);
+  await groups.load();
+
   const notifications = new Notifications(connection, [channels.append, channels.topics], log);
   notifications.on('notification', (channel: string, payload: string) => {
     if (channel === channels.append) logs.onAppendNotification(payload);
@@ -69,6 +82,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     },
     topics,
     logs,
+    groups,
     log,
     apiVersions: registry.apiVersions(),
     shuttingDown: false,
@@ -96,6 +110,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
       clearInterval(heartbeat);
       logs.wakeAll();
       await server.close(config.shutdownTimeoutMs);
+      groups.shutdown();
       await clusterStore.unregisterBroker(config.nodeId, instanceId).catch(() => {});
       await notifications.stop();
       await pool.end();

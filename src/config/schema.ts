@@ -26,6 +26,16 @@ export const options = {
   produceFlushMaxBytes: { env: 'PGKAFKA_PRODUCE_FLUSH_MAX_BYTES', schema: int(1024), default: 16777216, doc: 'Most bytes of batches coalesced into one PostgreSQL transaction per partition (group commit).' },
   fetchMaxWaitMsCap: { env: 'PGKAFKA_FETCH_MAX_WAIT_MS_CAP', schema: int(0), default: 30000, doc: 'Upper bound on a Fetch long-poll, whatever the client asks.' },
   shutdownTimeoutMs: { env: 'PGKAFKA_SHUTDOWN_TIMEOUT_MS', schema: int(0), default: 10000, doc: 'How long graceful shutdown waits for in-flight requests.' },
+  metricsPort: { env: 'PGKAFKA_METRICS_PORT', schema: int(0, 65535), default: 9308, doc: 'Port of the Prometheus `/metrics` HTTP endpoint (0 picks a free port).' },
+  metricsHost: { env: 'PGKAFKA_METRICS_HOST', schema: z.string().min(1), default: '0.0.0.0', doc: 'Address the metrics endpoint binds to.' },
+  metricsEnabled: { env: 'PGKAFKA_METRICS_ENABLED', schema: bool, default: true, doc: 'Serve the Prometheus `/metrics` endpoint.' },
+  groupMinSessionTimeoutMs: { env: 'PGKAFKA_GROUP_MIN_SESSION_TIMEOUT_MS', schema: int(1), default: 6000, doc: "Smallest session timeout a member may ask for (Kafka's `group.min.session.timeout.ms`)." },
+  groupMaxSessionTimeoutMs: { env: 'PGKAFKA_GROUP_MAX_SESSION_TIMEOUT_MS', schema: int(1), default: 1800000, doc: "Largest session timeout a member may ask for (Kafka's `group.max.session.timeout.ms`)." },
+  groupInitialRebalanceDelayMs: { env: 'PGKAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS', schema: int(0), default: 3000, doc: "How long the first rebalance of an empty group waits for more members (Kafka's `group.initial.rebalance.delay.ms`)." },
+  groupMaxSize: { env: 'PGKAFKA_GROUP_MAX_SIZE', schema: int(1), default: 2147483647, doc: "Most members one group may have (Kafka's `group.max.size`)." },
+  offsetsRetentionMinutes: { env: 'PGKAFKA_OFFSETS_RETENTION_MINUTES', schema: int(1), default: 10080, doc: "How long committed offsets of an empty group are kept (Kafka's `offsets.retention.minutes`)." },
+  offsetsRetentionCheckIntervalMs: { env: 'PGKAFKA_OFFSETS_RETENTION_CHECK_INTERVAL_MS', schema: int(100), default: 600000, doc: "How often expired offsets are removed (Kafka's `offsets.retention.check.interval.ms`)." },
+  offsetMetadataMaxBytes: { env: 'PGKAFKA_OFFSET_METADATA_MAX_BYTES', schema: int(0), default: 4096, doc: "Largest metadata string an offset commit may carry (Kafka's `offset.metadata.max.bytes`)." },
   logLevel: { env: 'PGKAFKA_LOG_LEVEL', schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', doc: 'pino log level; `debug` logs every request.' },
 } as const;
 

@@ -8,6 +8,8 @@ export interface RequestContext {
   apiVersion: number;
   correlationId: number;
   clientId: string | null;
+  /** The client's address as Kafka reports it ("/127.0.0.1"). */
+  clientHost: string;
   log: Logger;
 }
 

@@ -26,6 +26,7 @@ export class Connection {
   private paused = false;
   private idle: Promise<void> = Promise.resolve();
   private resolveIdle: (() => void) | null = null;
+  private readonly clientHost: string;
 
   constructor(
     private readonly socket: Socket,
@@ -35,6 +36,7 @@ export class Connection {
     maxFrameBytes: number,
   ) {
     this.decoder = new FrameDecoder(maxFrameBytes);
+    this.clientHost = `/${socket.remoteAddress ?? 'unknown'}`;
     socket.setNoDelay(true);
     socket.on('data', (chunk) => this.onData(chunk));
     socket.on('error', (err) => this.log.debug({ err: err.message }, 'socket error'));
@@ -125,7 +127,7 @@ export class Connection {
     if (log.isLevelEnabled('debug')) log.debug({ clientId: header.clientId }, 'request');
     let response;
     try {
-      response = await handler.handle({ broker: this.broker, apiVersion, correlationId, clientId: header.clientId, log }, request);
+      response = await handler.handle({ broker: this.broker, apiVersion, correlationId, clientId: header.clientId, clientHost: this.clientHost, log }, request);
     } catch (err) {
       // Internal failure (e.g. PostgreSQL unreachable): the client sees a
       // network error, which every client treats as retriable.

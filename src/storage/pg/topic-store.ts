@@ -59,6 +59,8 @@ export class TopicStore {
         return false;
       }
       await client.query('DELETE FROM batches WHERE topic_id = $1', [topicId]);
+      // Kafka drops a deleted topic's committed offsets too.
+      await client.query('DELETE FROM committed_offsets WHERE topic = $1', [rows[0]!.name]);
       await client.query('SELECT pg_notify($1, $2)', [this.topicsChannel, rows[0]!.name]);
       await client.query('COMMIT');
       return true;

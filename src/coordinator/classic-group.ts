@@ -1,0 +1,556 @@
+// One consumer group under the classic protocol, as Kafka's coordinator runs
+// it: Empty → PreparingRebalance → CompletingRebalance → Stable (and Dead).
+// All of a group's state and timers live here; every event is applied
+// synchronously to that state, so no two events interleave.
+import { randomUUID } from 'node:crypto';
+import type { Clock, Timer } from './clock.js';
+import {
+  ErrorCode,
+  joinError,
+  syncError,
+  UNKNOWN_MEMBER_ID,
+  type GroupState,
+  type JoinRequest,
+  type JoinResult,
+  type MemberIdentity,
+  type Protocol,
+  type SyncRequest,
+  type SyncResult,
+} from './group-types.js';
+
+export interface GroupSettings {
+  initialRebalanceDelayMs: number;
+  maxSize: number;
+}
+
+export interface Member {
+  memberId: string;
+  groupInstanceId: string | null;
+  clientId: string;
+  clientHost: string;
+  sessionTimeoutMs: number;
+  rebalanceTimeoutMs: number;
+  protocols: Protocol[];
+  assignment: Buffer;
+  awaitingJoin: ((result: JoinResult) => void) | null;
+  awaitingSync: ((result: SyncResult) => void) | null;
+  /** Joined during the current rebalance (not yet part of a generation). */
+  isNew: boolean;
+  heartbeatTimer: Timer | null;
+}
+
+/** Persists the group as it is now; the group awaits it where Kafka does (sync completion). */
+export type PersistGroup = (group: ClassicGroup) => Promise<void>;
+
+const EMPTY = Buffer.alloc(0);
+
+export class ClassicGroup {
+  state: GroupState = 'Empty';
+  stateSince: number;
+  generationId = 0;
+  protocolType: string | null = null;
+  protocolName: string | null = null;
+  leaderId: string | null = null;
+  readonly members = new Map<string, Member>();
+  private readonly staticMembers = new Map<string, string>();
+  private readonly pendingMembers = new Map<string, Timer>();
+  private rebalanceTimer: Timer | null = null;
+  private initialDelayDeadline = 0;
+  private syncTimer: Timer | null = null;
+
+  constructor(
+    readonly groupId: string,
+    private readonly clock: Clock,
+    private readonly settings: GroupSettings,
+    private readonly persist: PersistGroup,
+  ) {
+    this.stateSince = clock.now();
+  }
+
+  // ---- queries -----------------------------------------------------------
+
+  isLeader(memberId: string): boolean {
+    return this.leaderId === memberId;
+  }
+
+  /** Member id of the static member with this instance id. */
+  staticMemberId(groupInstanceId: string): string | undefined {
+    return this.staticMembers.get(groupInstanceId);
+  }
+
+  private setState(state: GroupState): void {
+    this.state = state;
+    this.stateSince = this.clock.now();
+  }
+
+  /** Kafka's validateMember: the error for an unknown or fenced member, or NONE. */
+  validateMember(memberId: string, groupInstanceId: string | null): number {
+    if (groupInstanceId !== null) {
+      const existing = this.staticMembers.get(groupInstanceId);
+      if (existing === undefined) return ErrorCode.UNKNOWN_MEMBER_ID;
+      if (existing !== memberId) return ErrorCode.FENCED_INSTANCE_ID;
+      return ErrorCode.NONE;
+    }
+    return this.members.has(memberId) ? ErrorCode.NONE : ErrorCode.UNKNOWN_MEMBER_ID;
+  }
+
+  private supportsProtocols(protocolType: string, protocols: Protocol[]): boolean {
+    if (protocols.length === 0 || protocolType === '') return false;
+    if (this.members.size === 0) return true;
+    if (protocolType !== this.protocolType) return false;
+    const names = new Set(protocols.map((p) => p.name));
+    return this.candidateProtocols().some((p) => names.has(p));
+  }
+
+  /** Protocols every member supports. */
+  private candidateProtocols(): string[] {
+    const members = [...this.members.values()];
+    if (members.length === 0) return [];
+    return members[0]!.protocols.map((p) => p.name).filter((name) => members.every((m) => m.protocols.some((p) => p.name === name)));
+  }
+
+  /** Kafka's vote: each member votes for its most preferred candidate; the most votes win (ties: first candidate). */
+  private selectProtocol(): string {
+    const candidates = this.candidateProtocols();
+    const votes = new Map<string, number>(candidates.map((c) => [c, 0]));
+    for (const m of this.members.values()) {
+      const choice = m.protocols.find((p) => votes.has(p.name))!.name;
+      votes.set(choice, votes.get(choice)! + 1);
+    }
+    let best = candidates[0]!;
+    for (const c of candidates) if (votes.get(c)! > votes.get(best)!) best = c;
+    return best;
+  }
+
+  private protocolMetadata(member: Member): Buffer {
+    return member.protocols.find((p) => p.name === this.protocolName)?.metadata ?? EMPTY;
+  }
+
+  private maxRebalanceTimeoutMs(): number {
+    let max = 0;
+    for (const m of this.members.values()) max = Math.max(max, m.rebalanceTimeoutMs);
+    return max;
+  }
+
+  // ---- JoinGroup ---------------------------------------------------------
+
+  join(req: JoinRequest): Promise<JoinResult> {
+    if (this.state === 'Dead') return Promise.resolve(joinError(ErrorCode.COORDINATOR_NOT_AVAILABLE, req.memberId));
+    if (!this.supportsProtocols(req.protocolType, req.protocols)) return Promise.resolve(joinError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.memberId));
+
+    if (req.memberId === UNKNOWN_MEMBER_ID) {
+      const newMemberId = `${req.clientId}-${randomUUID()}`;
+      if (req.groupInstanceId !== null) {
+        const existing = this.staticMembers.get(req.groupInstanceId);
+        if (existing !== undefined) return this.replaceStaticMember(existing, newMemberId, req);
+        return this.addMemberAndRebalance(newMemberId, req);
+      }
+      if (this.members.size >= this.settings.maxSize) return Promise.resolve(joinError(ErrorCode.GROUP_MAX_SIZE_REACHED));
+      if (req.requireKnownMemberId) {
+        // KIP-394: hand out the id first, so a client that times out and retries does not leave a ghost member.
+        this.pendingMembers.get(newMemberId)?.cancel();
+        this.pendingMembers.set(newMemberId, this.clock.setTimeout(() => this.pendingMembers.delete(newMemberId), req.sessionTimeoutMs));
+        return Promise.resolve(joinError(ErrorCode.MEMBER_ID_REQUIRED, newMemberId));
+      }
+      return this.addMemberAndRebalance(newMemberId, req);
+    }
+
+    const pending = this.pendingMembers.get(req.memberId);
+    if (pending) {
+      pending.cancel();
+      this.pendingMembers.delete(req.memberId);
+      if (this.members.size >= this.settings.maxSize) return Promise.resolve(joinError(ErrorCode.GROUP_MAX_SIZE_REACHED, req.memberId));
+      return this.addMemberAndRebalance(req.memberId, req);
+    }
+    const error = this.validateMember(req.memberId, req.groupInstanceId);
+    if (error !== ErrorCode.NONE) return Promise.resolve(joinError(error, req.memberId));
+    const member = this.members.get(req.memberId)!;
+    switch (this.state) {
+      case 'PreparingRebalance':
+        return this.updateMemberAndRebalance(member, req);
+      case 'CompletingRebalance':
+        if (this.sameProtocols(member, req.protocols)) {
+          // A retried join of this generation: answer it again.
+          return Promise.resolve(this.joinResponse(member, ErrorCode.NONE));
+        }
+        return this.updateMemberAndRebalance(member, req);
+      case 'Stable':
+        if (this.isLeader(member.memberId) || !this.sameProtocols(member, req.protocols)) return this.updateMemberAndRebalance(member, req);
+        this.scheduleHeartbeat(member);
+        return Promise.resolve({ ...this.joinResponse(member, ErrorCode.NONE), members: [] });
+      default:
+        return Promise.resolve(joinError(ErrorCode.UNKNOWN_MEMBER_ID, req.memberId));
+    }
+  }
+
+  private sameProtocols(member: Member, protocols: Protocol[]): boolean {
+    return (
+      member.protocols.length === protocols.length &&
+      member.protocols.every((p, i) => p.name === protocols[i]!.name && p.metadata.equals(protocols[i]!.metadata))
+    );
+  }
+
+  private joinResponse(member: Member, errorCode: number): JoinResult {
+    const isLeader = this.isLeader(member.memberId);
+    return {
+      errorCode,
+      generationId: this.generationId,
+      protocolType: this.protocolType,
+      protocolName: this.protocolName,
+      leader: this.leaderId ?? '',
+      memberId: member.memberId,
+      skipAssignment: false,
+      members: isLeader
+        ? [...this.members.values()].map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, metadata: this.protocolMetadata(m) }))
+        : [],
+    };
+  }
+
+  private addMemberAndRebalance(memberId: string, req: JoinRequest): Promise<JoinResult> {
+    const member: Member = {
+      memberId,
+      groupInstanceId: req.groupInstanceId,
+      clientId: req.clientId,
+      clientHost: req.clientHost,
+      sessionTimeoutMs: req.sessionTimeoutMs,
+      rebalanceTimeoutMs: req.rebalanceTimeoutMs,
+      protocols: req.protocols,
+      assignment: EMPTY,
+      awaitingJoin: null,
+      awaitingSync: null,
+      isNew: true,
+      heartbeatTimer: null,
+    };
+    if (this.members.size === 0) this.protocolType = req.protocolType;
+    this.members.set(memberId, member);
+    if (req.groupInstanceId !== null) this.staticMembers.set(req.groupInstanceId, memberId);
+    if (this.leaderId === null) this.leaderId = memberId;
+    const result = new Promise<JoinResult>((resolve) => (member.awaitingJoin = resolve));
+    this.scheduleHeartbeat(member);
+    if (this.state === 'PreparingRebalance') {
+      this.extendInitialDelay();
+      this.maybeCompleteJoin();
+    } else {
+      this.prepareRebalance(`member ${memberId} joined`);
+    }
+    return result;
+  }
+
+  private updateMemberAndRebalance(member: Member, req: JoinRequest): Promise<JoinResult> {
+    member.protocols = req.protocols;
+    member.sessionTimeoutMs = req.sessionTimeoutMs;
+    member.rebalanceTimeoutMs = req.rebalanceTimeoutMs;
+    member.clientId = req.clientId;
+    member.clientHost = req.clientHost;
+    // A duplicate join while one is parked: the older one is superseded.
+    member.awaitingJoin?.(joinError(ErrorCode.UNKNOWN_MEMBER_ID, member.memberId));
+    const result = new Promise<JoinResult>((resolve) => (member.awaitingJoin = resolve));
+    this.scheduleHeartbeat(member);
+    if (this.state === 'PreparingRebalance') this.maybeCompleteJoin();
+    else this.prepareRebalance(`member ${member.memberId} rejoined`);
+    return result;
+  }
+
+  /**
+   * A static member came back with a new member id (it restarted): it takes
+   * the old member's place and assignment. In a Stable group with unchanged
+   * protocols nobody else notices: no rebalance, same generation.
+   */
+  private replaceStaticMember(oldMemberId: string, newMemberId: string, req: JoinRequest): Promise<JoinResult> {
+    const old = this.members.get(oldMemberId)!;
+    old.heartbeatTimer?.cancel();
+    old.awaitingJoin?.(joinError(ErrorCode.FENCED_INSTANCE_ID, oldMemberId));
+    old.awaitingSync?.(syncError(ErrorCode.FENCED_INSTANCE_ID));
+    this.members.delete(oldMemberId);
+    const member: Member = { ...old, memberId: newMemberId, awaitingJoin: null, awaitingSync: null, heartbeatTimer: null, clientId: req.clientId, clientHost: req.clientHost };
+    this.members.set(newMemberId, member);
+    this.staticMembers.set(req.groupInstanceId!, newMemberId);
+    if (this.leaderId === oldMemberId) this.leaderId = newMemberId;
+    this.scheduleHeartbeat(member);
+
+    if (this.state === 'Stable' && this.sameProtocols(old, req.protocols)) {
+      member.sessionTimeoutMs = req.sessionTimeoutMs;
+      member.rebalanceTimeoutMs = req.rebalanceTimeoutMs;
+      const response = this.joinResponse(member, ErrorCode.NONE);
+      return this.persist(this).then(
+        () => ({ ...response, skipAssignment: this.isLeader(newMemberId) }),
+        () => joinError(ErrorCode.COORDINATOR_NOT_AVAILABLE, newMemberId),
+      );
+    }
+    return this.updateMemberAndRebalance(member, req);
+  }
+
+  // ---- rebalance ---------------------------------------------------------
+
+  private prepareRebalance(reason: string): void {
+    void reason;
+    this.syncTimer?.cancel();
+    this.syncTimer = null;
+    if (this.state === 'CompletingRebalance') {
+      for (const m of this.members.values()) {
+        m.assignment = EMPTY;
+        m.awaitingSync?.(syncError(ErrorCode.REBALANCE_IN_PROGRESS));
+        m.awaitingSync = null;
+      }
+    }
+    const wasEmpty = this.state === 'Empty';
+    this.setState('PreparingRebalance');
+    this.rebalanceTimer?.cancel();
+    if (wasEmpty && this.settings.initialRebalanceDelayMs > 0) {
+      // group.initial.rebalance.delay.ms: give other members of a starting group time to join.
+      this.initialDelayDeadline = this.clock.now() + this.maxRebalanceTimeoutMs();
+      this.rebalanceTimer = this.clock.setTimeout(() => this.completeJoin(), Math.min(this.settings.initialRebalanceDelayMs, this.maxRebalanceTimeoutMs()));
+      return;
+    }
+    this.initialDelayDeadline = 0;
+    this.rebalanceTimer = this.clock.setTimeout(() => this.completeJoin(), this.maxRebalanceTimeoutMs());
+    this.maybeCompleteJoin();
+  }
+
+  /** During the initial delay each new member pushes completion back by the delay, up to the rebalance timeout. */
+  private extendInitialDelay(): void {
+    if (this.initialDelayDeadline === 0) return;
+    const remaining = this.initialDelayDeadline - this.clock.now();
+    if (remaining <= 0) return;
+    this.rebalanceTimer?.cancel();
+    this.rebalanceTimer = this.clock.setTimeout(() => this.completeJoin(), Math.min(this.settings.initialRebalanceDelayMs, remaining));
+  }
+
+  private maybeCompleteJoin(): void {
+    if (this.state !== 'PreparingRebalance' || this.initialDelayDeadline !== 0) return;
+    for (const m of this.members.values()) if (!m.awaitingJoin) return;
+    if (this.pendingMembers.size > 0) return;
+    this.completeJoin();
+  }
+
+  /** Ends the join phase: drops members that did not rejoin, starts the next generation, answers every parked join. */
+  private completeJoin(): void {
+    if (this.state !== 'PreparingRebalance') return;
+    this.rebalanceTimer?.cancel();
+    this.rebalanceTimer = null;
+    this.initialDelayDeadline = 0;
+    for (const m of [...this.members.values()]) {
+      if (!m.awaitingJoin) this.removeMemberOnly(m);
+    }
+    this.generationId += 1;
+    if (this.members.size === 0) {
+      this.protocolName = null;
+      this.leaderId = null;
+      this.setState('Empty');
+      void this.persist(this).catch(() => {});
+      return;
+    }
+    this.protocolName = this.selectProtocol();
+    if (this.leaderId === null || !this.members.has(this.leaderId)) this.leaderId = this.members.keys().next().value!;
+    this.setState('CompletingRebalance');
+    for (const m of this.members.values()) {
+      m.isNew = false;
+      const respond = m.awaitingJoin!;
+      m.awaitingJoin = null;
+      respond(this.joinResponse(m, ErrorCode.NONE));
+      this.scheduleHeartbeat(m);
+    }
+    // Members that never send SyncGroup are dropped after the rebalance timeout, and the group rebalances again.
+    const generation = this.generationId;
+    this.syncTimer = this.clock.setTimeout(() => {
+      if (this.state !== 'CompletingRebalance' || this.generationId !== generation) return;
+      for (const m of [...this.members.values()]) if (!m.awaitingSync) this.removeMemberOnly(m);
+      this.afterMembershipChange('members failed to sync');
+    }, this.maxRebalanceTimeoutMs());
+  }
+
+  // ---- SyncGroup ---------------------------------------------------------
+
+  sync(req: SyncRequest): Promise<SyncResult> {
+    if (this.state === 'Dead') return Promise.resolve(syncError(ErrorCode.COORDINATOR_NOT_AVAILABLE));
+    const error = this.validateMember(req.memberId, req.groupInstanceId);
+    if (error !== ErrorCode.NONE) return Promise.resolve(syncError(error));
+    if (req.generationId !== this.generationId) return Promise.resolve(syncError(ErrorCode.ILLEGAL_GENERATION));
+    if ((req.protocolType !== null && req.protocolType !== this.protocolType) || (req.protocolName !== null && req.protocolName !== this.protocolName)) {
+      return Promise.resolve(syncError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL));
+    }
+    const member = this.members.get(req.memberId)!;
+    switch (this.state) {
+      case 'PreparingRebalance':
+        return Promise.resolve(syncError(ErrorCode.REBALANCE_IN_PROGRESS));
+      case 'Stable':
+        this.scheduleHeartbeat(member);
+        return Promise.resolve(this.syncResponse(member));
+      case 'CompletingRebalance': {
+        const result = new Promise<SyncResult>((resolve) => (member.awaitingSync = resolve));
+        this.scheduleHeartbeat(member);
+        if (this.isLeader(member.memberId)) void this.completeSync(req.assignments);
+        return result;
+      }
+      default:
+        return Promise.resolve(syncError(ErrorCode.UNKNOWN_MEMBER_ID));
+    }
+  }
+
+  private syncResponse(member: Member): SyncResult {
+    return { errorCode: ErrorCode.NONE, protocolType: this.protocolType, protocolName: this.protocolName, assignment: member.assignment };
+  }
+
+  /** The leader's assignment arrived: store the group, then hand every member its share. */
+  private async completeSync(assignments: { memberId: string; assignment: Buffer }[]): Promise<void> {
+    const generation = this.generationId;
+    const byMember = new Map(assignments.map((a) => [a.memberId, a.assignment]));
+    for (const m of this.members.values()) m.assignment = byMember.get(m.memberId) ?? EMPTY;
+    let failed = false;
+    await this.persist(this).catch(() => (failed = true));
+    if (this.state !== 'CompletingRebalance' || this.generationId !== generation) return;
+    if (failed) {
+      for (const m of this.members.values()) {
+        m.assignment = EMPTY;
+        m.awaitingSync?.(syncError(ErrorCode.COORDINATOR_NOT_AVAILABLE));
+        m.awaitingSync = null;
+      }
+      this.prepareRebalance('storing the group failed');
+      return;
+    }
+    this.syncTimer?.cancel();
+    this.syncTimer = null;
+    this.setState('Stable');
+    for (const m of this.members.values()) {
+      m.awaitingSync?.(this.syncResponse(m));
+      m.awaitingSync = null;
+    }
+  }
+
+  // ---- Heartbeat and LeaveGroup ------------------------------------------
+
+  heartbeat(memberId: string, groupInstanceId: string | null, generationId: number): number {
+    if (this.state === 'Dead') return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+    const error = this.validateMember(memberId, groupInstanceId);
+    if (error !== ErrorCode.NONE) return error;
+    if (generationId !== this.generationId) return ErrorCode.ILLEGAL_GENERATION;
+    this.scheduleHeartbeat(this.members.get(memberId)!);
+    return this.state === 'PreparingRebalance' ? ErrorCode.REBALANCE_IN_PROGRESS : ErrorCode.NONE;
+  }
+
+  /** Removes the named members; one error code per member, in order. */
+  leave(members: MemberIdentity[]): number[] {
+    if (this.state === 'Dead') return members.map(() => ErrorCode.COORDINATOR_NOT_AVAILABLE);
+    let changed = false;
+    const errors = members.map(({ memberId, groupInstanceId }) => {
+      if (groupInstanceId !== null) {
+        const existing = this.staticMembers.get(groupInstanceId);
+        if (existing === undefined) return ErrorCode.UNKNOWN_MEMBER_ID;
+        if (memberId !== UNKNOWN_MEMBER_ID && existing !== memberId) return ErrorCode.FENCED_INSTANCE_ID;
+        this.removeMemberOnly(this.members.get(existing)!);
+        changed = true;
+        return ErrorCode.NONE;
+      }
+      const pending = this.pendingMembers.get(memberId);
+      if (pending) {
+        pending.cancel();
+        this.pendingMembers.delete(memberId);
+        changed = true;
+        return ErrorCode.NONE;
+      }
+      const member = this.members.get(memberId);
+      if (!member) return ErrorCode.UNKNOWN_MEMBER_ID;
+      this.removeMemberOnly(member);
+      changed = true;
+      return ErrorCode.NONE;
+    });
+    if (changed) this.afterMembershipChange('members left');
+    return errors;
+  }
+
+  private removeMemberOnly(member: Member): void {
+    member.heartbeatTimer?.cancel();
+    member.awaitingJoin?.(joinError(ErrorCode.UNKNOWN_MEMBER_ID, member.memberId));
+    member.awaitingSync?.(syncError(ErrorCode.UNKNOWN_MEMBER_ID));
+    this.members.delete(member.memberId);
+    if (member.groupInstanceId !== null && this.staticMembers.get(member.groupInstanceId) === member.memberId) {
+      this.staticMembers.delete(member.groupInstanceId);
+    }
+    if (this.leaderId === member.memberId) this.leaderId = this.members.keys().next().value ?? null;
+  }
+
+  private afterMembershipChange(reason: string): void {
+    switch (this.state) {
+      case 'Stable':
+      case 'CompletingRebalance':
+        this.prepareRebalance(reason);
+        break;
+      case 'PreparingRebalance':
+        if (this.members.size === 0) this.completeJoin();
+        else this.maybeCompleteJoin();
+        break;
+      default:
+        break;
+    }
+  }
+
+  private scheduleHeartbeat(member: Member): void {
+    member.heartbeatTimer?.cancel();
+    member.heartbeatTimer = this.clock.setTimeout(() => this.onSessionExpired(member), member.sessionTimeoutMs);
+  }
+
+  /** session.timeout.ms passed without a heartbeat. A member parked in a join or sync is kept; the rebalance deadlines govern it. */
+  private onSessionExpired(member: Member): void {
+    if (this.members.get(member.memberId) !== member) return;
+    if ((member.awaitingJoin && !member.isNew) || member.awaitingSync) {
+      this.scheduleHeartbeat(member);
+      return;
+    }
+    this.removeMemberOnly(member);
+    this.afterMembershipChange(`member ${member.memberId} session expired`);
+  }
+
+  // ---- offsets, restore, deletion ----------------------------------------
+
+  /** Kafka's validateOffsetCommit: may this member commit with this generation now? */
+  validateOffsetCommit(memberId: string, groupInstanceId: string | null, generationId: number): number {
+    if (this.state === 'Dead') return ErrorCode.COORDINATOR_NOT_AVAILABLE;
+    if (generationId < 0 && this.state === 'Empty') return ErrorCode.NONE;
+    if (generationId >= 0 || memberId !== UNKNOWN_MEMBER_ID || groupInstanceId !== null) {
+      const error = this.validateMember(memberId, groupInstanceId);
+      if (error !== ErrorCode.NONE) return error;
+      if (generationId !== this.generationId) return ErrorCode.ILLEGAL_GENERATION;
+    } else if (this.state !== 'Empty') {
+      return ErrorCode.UNKNOWN_MEMBER_ID;
+    }
+    if (this.state === 'CompletingRebalance') return ErrorCode.REBALANCE_IN_PROGRESS;
+    const member = this.members.get(memberId);
+    if (member) this.scheduleHeartbeat(member);
+    return ErrorCode.NONE;
+  }
+
+  /** Restores the group as last stored: Stable with its members, whose sessions start now. */
+  restore(stored: {
+    protocolType: string | null;
+    protocolName: string | null;
+    generation: number;
+    leaderId: string | null;
+    members: Omit<Member, 'awaitingJoin' | 'awaitingSync' | 'isNew' | 'heartbeatTimer'>[];
+  }): void {
+    this.protocolType = stored.protocolType;
+    this.protocolName = stored.protocolName;
+    this.generationId = stored.generation;
+    this.leaderId = stored.leaderId;
+    for (const m of stored.members) {
+      const member: Member = { ...m, awaitingJoin: null, awaitingSync: null, isNew: false, heartbeatTimer: null };
+      this.members.set(m.memberId, member);
+      if (m.groupInstanceId !== null) this.staticMembers.set(m.groupInstanceId, m.memberId);
+      this.scheduleHeartbeat(member);
+    }
+    this.setState(this.members.size > 0 ? 'Stable' : 'Empty');
+  }
+
+  /** DeleteGroups: only an empty group may go. */
+  markDead(): void {
+    this.setState('Dead');
+    this.shutdown();
+  }
+
+  /** Cancels every timer (broker shutdown). */
+  shutdown(): void {
+    this.rebalanceTimer?.cancel();
+    this.syncTimer?.cancel();
+    for (const t of this.pendingMembers.values()) t.cancel();
+    for (const m of this.members.values()) m.heartbeatTimer?.cancel();
+  }
+}

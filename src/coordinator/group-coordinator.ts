@@ -1,0 +1,230 @@
+// The group coordinator: owns every ClassicGroup of this broker, restores
+// them from PostgreSQL at start-up, and keeps committed offsets.
+import type { Logger } from '../observability/logger.js';
+import { ErrorCode } from '../protocol/errors.js';
+import type { GroupStore, OffsetToCommit, StoredGroup } from '../storage/pg/group-store.js';
+import type { TopicManager } from '../log/topic-manager.js';
+import { ClassicGroup, type GroupSettings } from './classic-group.js';
+import { systemClock, type Clock, type Timer } from './clock.js';
+import type { GroupState } from './group-types.js';
+
+export interface CoordinatorSettings extends GroupSettings {
+  minSessionTimeoutMs: number;
+  maxSessionTimeoutMs: number;
+  offsetsRetentionMs: number;
+  offsetsRetentionCheckIntervalMs: number;
+  offsetMetadataMaxBytes: number;
+}
+
+export interface CommitPartition {
+  topic: string;
+  partition: number;
+  committedOffset: bigint;
+  leaderEpoch: number;
+  metadata: string | null;
+}
+
+export interface FetchedOffset {
+  topic: string;
+  partition: number;
+  committedOffset: bigint;
+  leaderEpoch: number;
+  metadata: string | null;
+  errorCode: number;
+}
+
+export interface GroupListing {
+  groupId: string;
+  protocolType: string;
+  state: GroupState;
+}
+
+export class GroupCoordinator {
+  private readonly groups = new Map<string, ClassicGroup>();
+  private expiryTimer: Timer | null = null;
+  /** Writes of one group's metadata are applied in order. */
+  private readonly persistChains = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly store: GroupStore,
+    private readonly topics: TopicManager,
+    readonly settings: CoordinatorSettings,
+    private readonly log: Logger,
+    private readonly clock: Clock = systemClock,
+  ) {}
+
+  /** Restores every stored group (and offsets-only groups) before the listener opens. */
+  async load(): Promise<void> {
+    for (const stored of await this.store.loadGroups()) {
+      const group = this.newGroup(stored.groupId);
+      group.restore({
+        protocolType: stored.protocolType,
+        protocolName: stored.protocolName,
+        generation: stored.generation,
+        leaderId: stored.leaderId,
+        members: stored.members.map((m) => ({
+          memberId: m.memberId,
+          groupInstanceId: m.groupInstanceId,
+          clientId: m.clientId,
+          clientHost: m.clientHost,
+          sessionTimeoutMs: m.sessionTimeoutMs,
+          rebalanceTimeoutMs: m.rebalanceTimeoutMs,
+          protocols: m.protocols.map((p) => ({ name: p.name, metadata: Buffer.from(p.metadata, 'base64') })),
+          assignment: Buffer.from(m.assignment, 'base64'),
+        })),
+      });
+    }
+    for (const groupId of await this.store.offsetOnlyGroupIds()) if (!this.groups.has(groupId)) this.newGroup(groupId);
+    if (this.groups.size > 0) this.log.info({ groups: this.groups.size }, 'restored consumer groups');
+    this.scheduleExpiry();
+  }
+
+  private newGroup(groupId: string): ClassicGroup {
+    const group = new ClassicGroup(groupId, this.clock, this.settings, (g) => this.persist(g));
+    this.groups.set(groupId, group);
+    return group;
+  }
+
+  get(groupId: string): ClassicGroup | undefined {
+    const group = this.groups.get(groupId);
+    return group && group.state !== 'Dead' ? group : undefined;
+  }
+
+  getOrCreate(groupId: string): ClassicGroup {
+    return this.get(groupId) ?? this.newGroup(groupId);
+  }
+
+  private persist(group: ClassicGroup): Promise<void> {
+    const snapshot: StoredGroup = {
+      groupId: group.groupId,
+      protocolType: group.protocolType,
+      protocolName: group.protocolName,
+      generation: group.generationId,
+      leaderId: group.leaderId,
+      state: group.state === 'Stable' || group.state === 'Empty' ? group.state : 'Stable',
+      stateSince: new Date(group.stateSince),
+      members: [...group.members.values()].map((m) => ({
+        memberId: m.memberId,
+        groupInstanceId: m.groupInstanceId,
+        clientId: m.clientId,
+        clientHost: m.clientHost,
+        sessionTimeoutMs: m.sessionTimeoutMs,
+        rebalanceTimeoutMs: m.rebalanceTimeoutMs,
+        protocols: m.protocols.map((p) => ({ name: p.name, metadata: p.metadata.toString('base64') })),
+        assignment: m.assignment.toString('base64'),
+      })),
+    };
+    const previous = this.persistChains.get(group.groupId) ?? Promise.resolve();
+    const next = previous.catch(() => {}).then(() => this.store.saveGroup(snapshot));
+    this.persistChains.set(group.groupId, next);
+    next.then(
+      () => {
+        if (this.persistChains.get(group.groupId) === next) this.persistChains.delete(group.groupId);
+      },
+      (err: Error) => this.log.error({ err: err.message, group: group.groupId, code: 'PGKAFKA_GROUP_STORE_FAILED' }, 'storing group failed'),
+    );
+    return next;
+  }
+
+  validSessionTimeout(ms: number): boolean {
+    return ms >= this.settings.minSessionTimeoutMs && ms <= this.settings.maxSessionTimeoutMs;
+  }
+
+  // ---- offsets -----------------------------------------------------------
+
+  /** OffsetCommit: validates membership, then stores every valid partition's offset. One error per partition, in order. */
+  async commitOffsets(groupId: string, memberId: string, groupInstanceId: string | null, generationId: number, partitions: CommitPartition[]): Promise<number[]> {
+    let group = this.get(groupId);
+    if (!group) {
+      // Offsets-only use (standalone consumers, admin tools) creates an Empty group; a generation needs a real one.
+      if (generationId >= 0) return partitions.map(() => ErrorCode.ILLEGAL_GENERATION);
+      group = this.newGroup(groupId);
+    }
+    const groupError = group.validateOffsetCommit(memberId, groupInstanceId, generationId);
+    if (groupError !== ErrorCode.NONE) return partitions.map(() => groupError);
+    const errors: number[] = [];
+    const accepted: OffsetToCommit[] = [];
+    for (const p of partitions) {
+      const topic = await this.topics.get(p.topic);
+      if (!topic || p.partition < 0 || p.partition >= topic.partitionCount) {
+        errors.push(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+      } else if (p.metadata !== null && Buffer.byteLength(p.metadata) > this.settings.offsetMetadataMaxBytes) {
+        errors.push(ErrorCode.OFFSET_METADATA_TOO_LARGE);
+      } else {
+        errors.push(ErrorCode.NONE);
+        accepted.push(p);
+      }
+    }
+    await this.store.commitOffsets(groupId, accepted);
+    return errors;
+  }
+
+  /** OffsetFetch: committed offsets of the named partitions, or of every partition the group has committed (topics = null). */
+  async fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null): Promise<FetchedOffset[]> {
+    const stored = await this.store.fetchOffsets(groupId, topics?.map((t) => t.name));
+    if (topics === null) return stored.map((o) => ({ ...o, errorCode: ErrorCode.NONE }));
+    const byKey = new Map(stored.map((o) => [`${o.topic}\u0000${o.partition}`, o]));
+    return topics.flatMap((t) =>
+      t.partitions.map((partition) => {
+        const o = byKey.get(`${t.name}\u0000${partition}`);
+        return o
+          ? { ...o, errorCode: ErrorCode.NONE }
+          : { topic: t.name, partition, committedOffset: -1n, leaderEpoch: -1, metadata: '', errorCode: ErrorCode.NONE };
+      }),
+    );
+  }
+
+  /** OffsetDelete: refused per partition while the group is subscribed to the topic. */
+  async deleteOffsets(groupId: string, partitions: { topic: string; partition: number }[], subscribedTopics: (group: ClassicGroup) => Set<string>): Promise<{ errorCode: number; partitionErrors: number[] }> {
+    const group = this.get(groupId);
+    if (!group) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, partitionErrors: [] };
+    const subscribed = group.state === 'Empty' ? new Set<string>() : subscribedTopics(group);
+    const partitionErrors = partitions.map((p) => (subscribed.has(p.topic) ? ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC : ErrorCode.NONE));
+    await this.store.deleteOffsets(groupId, partitions.filter((_, i) => partitionErrors[i] === ErrorCode.NONE));
+    return { errorCode: ErrorCode.NONE, partitionErrors };
+  }
+
+  // ---- administration ----------------------------------------------------
+
+  list(): GroupListing[] {
+    return [...this.groups.values()]
+      .filter((g) => g.state !== 'Dead')
+      .map((g) => ({ groupId: g.groupId, protocolType: g.protocolType ?? '', state: g.state }))
+      .sort((a, b) => (a.groupId < b.groupId ? -1 : 1));
+  }
+
+  /** DeleteGroups: an empty group and its offsets go; one with members is NON_EMPTY_GROUP. */
+  async deleteGroup(groupId: string): Promise<number> {
+    const group = this.get(groupId);
+    if (!group) return ErrorCode.GROUP_ID_NOT_FOUND;
+    if (group.state !== 'Empty') return ErrorCode.NON_EMPTY_GROUP;
+    group.markDead();
+    try {
+      await (this.persistChains.get(groupId) ?? Promise.resolve()).catch(() => {});
+      await this.store.deleteGroup(groupId);
+    } finally {
+      this.groups.delete(groupId);
+    }
+    return ErrorCode.NONE;
+  }
+
+  private scheduleExpiry(): void {
+    this.expiryTimer = this.clock.setTimeout(() => {
+      this.store
+        .expireOffsets(this.settings.offsetsRetentionMs)
+        .then((n) => {
+          if (n > 0) this.log.info({ offsets: n }, 'expired committed offsets (offsets.retention.minutes)');
+        })
+        .catch((err: Error) => this.log.warn({ err: err.message }, 'offset expiry failed'))
+        .finally(() => {
+          if (this.expiryTimer) this.scheduleExpiry();
+        });
+    }, this.settings.offsetsRetentionCheckIntervalMs);
+  }
+
+  shutdown(): void {
+    this.expiryTimer?.cancel();
+    this.expiryTimer = null;
+    for (const g of this.groups.values()) g.shutdown();
+  }
+}

@@ -1,0 +1,28 @@
+// LeaveGroup (key 13), v0-5.
+// v1: throttle time. v3: a batch of members, by member id or group instance
+// id, each with its own error (KIP-345). v4: flexible. v5: reason.
+import { ErrorCode } from '../protocol/errors.js';
+import { LeaveGroupApi } from '../protocol/messages/index.js';
+import { defineHandler } from './types.js';
+
+export default defineHandler({
+  codec: LeaveGroupApi,
+  minVersion: 0,
+  maxVersion: 5,
+  async handle(ctx, request) {
+    const batched = ctx.apiVersion >= 3;
+    const members = batched ? request.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId })) : [{ memberId: request.memberId, groupInstanceId: null }];
+    const group = ctx.broker.groups.get(request.groupId);
+    if (!group) {
+      return { throttleTimeMs: 0, errorCode: request.groupId === '' ? ErrorCode.INVALID_GROUP_ID : ErrorCode.UNKNOWN_MEMBER_ID, members: [] };
+    }
+    const errors = group.leave(members);
+    ctx.log.info({ group: request.groupId, members: members.map((m) => m.groupInstanceId ?? m.memberId), errors }, 'members left');
+    if (!batched) return { throttleTimeMs: 0, errorCode: errors[0]! };
+    return {
+      throttleTimeMs: 0,
+      errorCode: ErrorCode.NONE,
+      members: members.map((m, i) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, errorCode: errors[i]! })),
+    };
+  },
+});

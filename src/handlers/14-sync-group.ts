@@ -1,0 +1,29 @@
+// SyncGroup (key 14), v0-5.
+// v1: throttle time. v3: group instance id. v4: flexible. v5: protocol type
+// and name, checked against the group's.
+import { ErrorCode } from '../protocol/errors.js';
+import { SyncGroupApi } from '../protocol/messages/index.js';
+import { syncError } from '../coordinator/group-types.js';
+import { defineHandler } from './types.js';
+
+export default defineHandler({
+  codec: SyncGroupApi,
+  minVersion: 0,
+  maxVersion: 5,
+  async handle(ctx, request) {
+    const group = ctx.broker.groups.get(request.groupId);
+    const result = group
+      ? await group.sync({
+          groupId: request.groupId,
+          generationId: request.generationId,
+          memberId: request.memberId,
+          groupInstanceId: request.groupInstanceId,
+          protocolType: request.protocolType,
+          protocolName: request.protocolName,
+          // Copies: the request buffer is not kept once the response is sent.
+          assignments: request.assignments.map((a) => ({ memberId: a.memberId, assignment: Buffer.from(a.assignment) })),
+        })
+      : syncError(request.groupId === '' ? ErrorCode.INVALID_GROUP_ID : ErrorCode.UNKNOWN_MEMBER_ID);
+    return { throttleTimeMs: 0, ...result };
+  },
+});

@@ -1,0 +1,52 @@
+// DescribeGroups (key 15), v0-6.
+// v1: throttle time. v3: authorized operations. v4: group instance ids.
+// v5: flexible. v6: GROUP_ID_NOT_FOUND (and a message) for unknown groups;
+// earlier versions describe them as Dead with no error.
+import { ErrorCode } from '../protocol/errors.js';
+import { DescribeGroupsApi } from '../protocol/messages/index.js';
+import { GROUP_OPERATIONS, NOT_REQUESTED } from './authorized-operations.js';
+import { defineHandler } from './types.js';
+
+export default defineHandler({
+  codec: DescribeGroupsApi,
+  minVersion: 0,
+  maxVersion: 6,
+  async handle(ctx, request) {
+    const operations = request.includeAuthorizedOperations ? GROUP_OPERATIONS : NOT_REQUESTED;
+    const groups = request.groups.map((groupId) => {
+      const group = ctx.broker.groups.get(groupId);
+      if (!group) {
+        const notFound = ctx.apiVersion >= 6;
+        return {
+          groupId,
+          errorCode: groupId === '' ? ErrorCode.INVALID_GROUP_ID : notFound ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.NONE,
+          errorMessage: notFound ? `Group ${groupId} not found.` : null,
+          groupState: 'Dead',
+          protocolType: '',
+          protocolData: '',
+          members: [],
+          authorizedOperations: operations,
+        };
+      }
+      // Like Kafka, member metadata and assignments are shown only once the group is Stable.
+      const stable = group.state === 'Stable';
+      return {
+        groupId,
+        errorCode: ErrorCode.NONE,
+        groupState: group.state,
+        protocolType: group.protocolType ?? '',
+        protocolData: stable ? (group.protocolName ?? '') : '',
+        members: [...group.members.values()].map((m) => ({
+          memberId: m.memberId,
+          groupInstanceId: m.groupInstanceId,
+          clientId: m.clientId,
+          clientHost: m.clientHost,
+          memberMetadata: stable ? (m.protocols.find((p) => p.name === group.protocolName)?.metadata ?? Buffer.alloc(0)) : Buffer.alloc(0),
+          memberAssignment: stable ? m.assignment : Buffer.alloc(0),
+        })),
+        authorizedOperations: operations,
+      };
+    });
+    return { throttleTimeMs: 0, groups };
+  },
+});

@@ -1,0 +1,23 @@
+// ListGroups (key 16), v0-5.
+// v1: throttle time. v3: flexible. v4: state filter and states in the
+// answer (KIP-518). v5: type filter and types (KIP-848); every group here
+// is a classic group.
+import { ErrorCode } from '../protocol/errors.js';
+import { ListGroupsApi } from '../protocol/messages/index.js';
+import { defineHandler } from './types.js';
+
+export default defineHandler({
+  codec: ListGroupsApi,
+  minVersion: 0,
+  maxVersion: 5,
+  async handle(ctx, request) {
+    const states = new Set(request.statesFilter.map((s) => s.toLowerCase()));
+    const types = new Set(request.typesFilter.map((t) => t.toLowerCase()));
+    if (types.size > 0 && !types.has('classic')) return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, groups: [] };
+    const groups = ctx.broker.groups
+      .list()
+      .filter((g) => states.size === 0 || states.has(g.state.toLowerCase()))
+      .map((g) => ({ groupId: g.groupId, protocolType: g.protocolType, groupState: g.state, groupType: 'Classic' }));
+    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, groups };
+  },
+});

@@ -1,0 +1,41 @@
+// OffsetDelete (key 47), v0 (KIP-496).
+// Removes committed offsets of partitions the group no longer consumes;
+// partitions of topics its members subscribe to get GROUP_SUBSCRIBED_TO_TOPIC.
+import { Reader } from '../protocol/codec/reader.js';
+import { ErrorCode } from '../protocol/errors.js';
+import { ConsumerProtocolSubscriptionVersions, OffsetDeleteApi, readConsumerProtocolSubscription } from '../protocol/messages/index.js';
+import type { ClassicGroup } from '../coordinator/classic-group.js';
+import { defineHandler } from './types.js';
+
+/** Topics the members of a "consumer" group subscribe to, read from their protocol metadata. */
+function subscribedTopics(group: ClassicGroup): Set<string> {
+  const topics = new Set<string>();
+  if (group.protocolType !== 'consumer') return topics;
+  for (const m of group.members.values()) {
+    const metadata = m.protocols.find((p) => p.name === group.protocolName)?.metadata;
+    if (!metadata || metadata.length < 2) continue;
+    const r = new Reader(metadata, 2);
+    const subscription = readConsumerProtocolSubscription(r, Math.min(metadata.readInt16BE(0), ConsumerProtocolSubscriptionVersions.max));
+    if (!r.error) for (const t of subscription.topics) topics.add(t);
+  }
+  return topics;
+}
+
+export default defineHandler({
+  codec: OffsetDeleteApi,
+  minVersion: 0,
+  maxVersion: 0,
+  async handle(ctx, request) {
+    const partitions = request.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex })));
+    const { errorCode, partitionErrors } = request.groupId === ''
+      ? { errorCode: ErrorCode.INVALID_GROUP_ID, partitionErrors: [] }
+      : await ctx.broker.groups.deleteOffsets(request.groupId, partitions, subscribedTopics);
+    if (errorCode !== ErrorCode.NONE) return { errorCode, throttleTimeMs: 0, topics: [] };
+    let i = 0;
+    return {
+      errorCode,
+      throttleTimeMs: 0,
+      topics: request.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: partitionErrors[i++]! })) })),
+    };
+  },
+});

@@ -1,0 +1,153 @@
+// Prometheus /metrics, named as danielqsj/kafka_exporter names them so its
+// dashboards and alerts work unchanged, plus kafka_consumergroup_lag_seconds
+// (lag in time) and the process's default metrics prefixed pgkafka_. Every
+// value is read from PostgreSQL when Prometheus scrapes: one snapshot per
+// scrape, shared by all the gauges' collect callbacks.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import type { Logger } from './logger.js';
+import { describeGroups, type GroupLag } from './lag.js';
+import type { LagStore, PartitionOffsets } from '../storage/pg/lag-store.js';
+
+export interface MetricsServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface MetricsServerOptions {
+  host: string;
+  port: number;
+  lagStore: LagStore;
+  log: Logger;
+  /** epoch milliseconds, for lag in time; Date.now by default (tests inject one) */
+  now?: () => number;
+}
+
+interface Snapshot {
+  groups: GroupLag[];
+  partitions: PartitionOffsets[];
+}
+
+type SnapshotSource = () => Promise<Snapshot>;
+
+/** A registry of the broker's metrics (its own, not prom-client's global one); `snapshot` is called once per scrape. */
+export function createMetricsRegistry(snapshot: SnapshotSource): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'pgkafka_' });
+
+  // Concurrent collect callbacks of one scrape share one snapshot.
+  let inflight: Promise<Snapshot> | null = null;
+  const current = (): Promise<Snapshot> => {
+    inflight ??= snapshot().finally(() => {
+      inflight = null;
+    });
+    return inflight;
+  };
+
+  const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[], fill: (g: Gauge<L>, s: Snapshot) => void) =>
+    new Gauge<L>({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      async collect() {
+        const s = await current();
+        this.reset();
+        fill(this, s);
+      },
+    });
+
+  const committed = (s: Snapshot) => s.groups.flatMap((g) => g.partitions).filter((r) => r.currentOffset !== null);
+  gauge('kafka_consumergroup_current_offset', 'Current Offset of a ConsumerGroup at Topic/Partition', ['consumergroup', 'topic', 'partition'], (g, s) => {
+    for (const r of committed(s)) g.set({ consumergroup: r.group, topic: r.topic, partition: String(r.partition) }, Number(r.currentOffset));
+  });
+  gauge('kafka_consumergroup_current_offset_sum', 'Current Offset of a ConsumerGroup at Topic for all partitions', ['consumergroup', 'topic'], (g, s) => {
+    for (const r of committed(s)) g.inc({ consumergroup: r.group, topic: r.topic }, Number(r.currentOffset));
+  });
+  gauge('kafka_consumergroup_lag', 'Current Approximate Lag of a ConsumerGroup at Topic/Partition', ['consumergroup', 'topic', 'partition'], (g, s) => {
+    for (const r of committed(s)) if (r.lag !== null) g.set({ consumergroup: r.group, topic: r.topic, partition: String(r.partition) }, Number(r.lag));
+  });
+  gauge('kafka_consumergroup_lag_sum', 'Current Approximate Lag of a ConsumerGroup at Topic for all partitions', ['consumergroup', 'topic'], (g, s) => {
+    for (const r of committed(s)) if (r.lag !== null) g.inc({ consumergroup: r.group, topic: r.topic }, Number(r.lag));
+  });
+  gauge(
+    'kafka_consumergroup_lag_seconds',
+    'Age of the record at the committed offset of a ConsumerGroup at Topic/Partition (0 when it has no lag)',
+    ['consumergroup', 'topic', 'partition'],
+    (g, s) => {
+      for (const r of committed(s)) if (r.lagMs !== null) g.set({ consumergroup: r.group, topic: r.topic, partition: String(r.partition) }, r.lagMs / 1000);
+    },
+  );
+  gauge('kafka_consumergroup_members', 'Amount of members in a consumer group', ['consumergroup'], (g, s) => {
+    for (const grp of s.groups) g.set({ consumergroup: grp.group }, grp.members);
+  });
+  gauge('kafka_topic_partitions', 'Number of partitions for this Topic', ['topic'], (g, s) => {
+    for (const p of s.partitions) g.set({ topic: p.topic }, p.partitionCount);
+  });
+  gauge('kafka_topic_partition_current_offset', 'Current Offset of a Broker at Topic/Partition (the high watermark)', ['topic', 'partition'], (g, s) => {
+    for (const p of s.partitions) g.set({ topic: p.topic, partition: String(p.partition) }, Number(p.highWatermark));
+  });
+  gauge('kafka_topic_partition_oldest_offset', 'Oldest Offset of a Broker at Topic/Partition (the log start offset)', ['topic', 'partition'], (g, s) => {
+    for (const p of s.partitions) g.set({ topic: p.topic, partition: String(p.partition) }, Number(p.logStartOffset));
+  });
+  return registry;
+}
+
+/** Serves GET /metrics on host:port (0 picks a free port) until close(). */
+export async function startMetricsServer(opts: MetricsServerOptions): Promise<MetricsServer> {
+  const { lagStore, log } = opts;
+  const registry = createMetricsRegistry(async () => {
+    const [groups, partitions] = await Promise.all([describeGroups(lagStore, { now: opts.now?.() }), lagStore.partitionOffsets()]);
+    return { groups, partitions };
+  });
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not Found: metrics are at /metrics\n');
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('Method Not Allowed\n');
+      return;
+    }
+    let body: string;
+    try {
+      body = await registry.metrics();
+    } catch (err) {
+      log.warn({ err: (err as Error).message, code: 'METRICS_SCRAPE_FAILED' }, 'metrics scrape failed');
+      res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('metrics scrape failed\n');
+      return;
+    }
+    res.writeHead(200, { 'content-type': registry.contentType });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: Error) => {
+      log.error({ err: err.message }, 'metrics request failed');
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  server.on('error', (err) => log.error({ err: err.message }, 'metrics server error'));
+  const port = (server.address() as AddressInfo).port;
+  log.info({ host: opts.host, port }, 'metrics endpoint listening');
+
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
