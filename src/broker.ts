@@ -8,10 +8,12 @@ import { HandlerRegistry } from './handlers/registry.js';
 import { LogManager } from './log/log-manager.js';
 import { TopicManager } from './log/topic-manager.js';
 import type { Logger } from './observability/logger.js';
+import { startMetricsServer } from './observability/metrics.js';
 import { KafkaServer } from './server/server.js';
 import { ClusterStore, type BrokerRow } from './storage/pg/cluster-store.js';
 import { GroupStore } from './storage/pg/group-store.js';
 import { openDatabase, type Database } from './storage/pg/database.js';
+import { LagStore } from './storage/pg/lag-store.js';
 import { LogStore } from './storage/pg/log-store.js';
 import { migrate } from './storage/pg/migrate.js';
 import { Notifications } from './storage/pg/notifications.js';
@@ -23,6 +25,8 @@ const BROKER_LIVENESS_MS = 15000;
 
 export interface RunningBroker {
   port: number;
+  /** Port of the /metrics endpoint, if enabled. */
+  metricsPort: number | null;
   context: BrokerContext;
   database: Database;
   stop(): Promise<void>;
@@ -101,7 +105,10 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
       .catch((err: Error) => log.warn({ err: err.message, code: 'PGKAFKA_HEARTBEAT_FAILED' }, 'broker heartbeat failed'));
   }, BROKER_HEARTBEAT_MS);
   heartbeat.unref();
-  log.info({ port, nodeId: config.nodeId, clusterId, database: database.kind, schema: config.schema }, 'pgkafka broker listening');
+  const metrics = config.metricsEnabled
+    ? await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, lagStore: new LagStore(pool), log })
+    : null;
+  log.info({ port, metricsPort: metrics?.port, nodeId: config.nodeId, clusterId, database: database.kind, schema: config.schema }, 'pgkafka broker listening');
 
   let stopping: Promise<void> | null = null;
   const stop = () =>
@@ -111,11 +118,12 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
       logs.wakeAll();
       await server.close(config.shutdownTimeoutMs);
       groups.shutdown();
+      await metrics?.close();
       await clusterStore.unregisterBroker(config.nodeId, instanceId).catch(() => {});
       await notifications.stop();
       await pool.end();
       await database.stop();
       log.info('pgkafka broker stopped');
     })());
-  return { port, context, database, stop };
+  return { port, metricsPort: metrics?.port ?? null, context, database, stop };
 }

@@ -1,11 +1,14 @@
 // pgkafka's command line: `pgkafka start` (the default) runs the broker until
-// SIGTERM or SIGINT, then shuts down gracefully.
+// SIGTERM or SIGINT, then shuts down gracefully; `pgkafka groups` shows
+// consumer-group lag.
 import { parseArgs } from 'node:util';
 import { startBroker } from '../broker.js';
+import { runGroupsCommand } from './groups.js';
 import { ConfigError, loadConfig, options } from '../config/schema.js';
 import { createLogger } from '../observability/logger.js';
 
 const USAGE = `Usage: pgkafka [start] [--help]
+       pgkafka groups [--list] [--group <id>]... [--json]
 
 Starts a Kafka-protocol broker that stores everything in PostgreSQL.
 Configuration comes from environment variables (or a JSON file named by PGKAFKA_CONFIG):
@@ -16,7 +19,12 @@ ${Object.entries(options)
 `;
 
 async function main(): Promise<void> {
-  const { positionals, values } = parseArgs({ allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
+  const argv = process.argv.slice(2);
+  if (argv[0] === 'groups') {
+    process.exitCode = await runGroupsCommand(argv.slice(1), process.env, process.stdout);
+    return;
+  }
+  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
   const command = positionals[0] ?? 'start';
   if (values.help || command === 'help') {
     process.stdout.write(USAGE);

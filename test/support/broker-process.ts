@@ -25,7 +25,7 @@ export interface BrokerProcess {
 export async function spawnBroker(env: Record<string, string>): Promise<BrokerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'start'], {
     cwd: root,
-    env: { ...process.env, PGKAFKA_HOST: '127.0.0.1', PGKAFKA_ADVERTISED_HOST: '127.0.0.1', PGKAFKA_LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, PGKAFKA_HOST: '127.0.0.1', PGKAFKA_ADVERTISED_HOST: '127.0.0.1', PGKAFKA_LOG_LEVEL: 'info', PGKAFKA_METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
