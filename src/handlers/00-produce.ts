@@ -13,7 +13,7 @@ import { parseBatches } from '../protocol/records/index.js';
 import { AppendError } from '../log/log-manager.js';
 import type { IncomingBatch } from '../log/partition-log.js';
 import type { Topic } from '../log/topic-manager.js';
-import { defineHandler, type RequestContext } from './types.js';
+import { Deferred, defineHandler, type RequestContext } from './types.js';
 
 type PartitionResponse = Input<ProduceResponse['responses'][number]['partitionResponses'][number]>;
 
@@ -26,8 +26,18 @@ const failed = (index: number, errorCode: number, errorMessage: string | null = 
   errorMessage,
 });
 
-/** Validates one partition's records and appends them; never throws. */
-async function producePartition(ctx: RequestContext, topic: Topic | null, topicError: number, index: number, records: Buffer | null): Promise<PartitionResponse> {
+/**
+ * Validates one partition's records and queues them for the partition's next
+ * flush. Resolves once they are queued, with the response that the commit
+ * will bring; never throws.
+ */
+async function producePartition(
+  ctx: RequestContext,
+  topic: Topic | null,
+  topicError: number,
+  index: number,
+  records: Buffer | null,
+): Promise<{ committed: Promise<PartitionResponse> } | PartitionResponse> {
   if (!topic) return failed(index, topicError);
   if (index < 0 || index >= topic.partitionCount) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   if (!records || records.length === 0) {
@@ -41,13 +51,14 @@ async function producePartition(ctx: RequestContext, topic: Topic | null, topicE
   const batches: IncomingBatch[] = parsed.batches.map((header) => ({ data: records.subarray(header.start, header.end), header }));
   const log = await ctx.broker.logs.partition(topic.topicId, index);
   if (!log) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-  try {
-    const result = await ctx.broker.logs.append(log, batches);
-    return { index, errorCode: ErrorCode.NONE, baseOffset: result.baseOffset, logAppendTimeMs: result.logAppendTimeMs, logStartOffset: result.logStartOffset };
-  } catch (err) {
-    if (err instanceof AppendError) return failed(index, err.errorCode, err.message);
-    throw err;
-  }
+  const committed = ctx.broker.logs.append(log, batches).then(
+    (result): PartitionResponse => ({ index, errorCode: ErrorCode.NONE, baseOffset: result.baseOffset, logAppendTimeMs: result.logAppendTimeMs, logStartOffset: result.logStartOffset }),
+    (err: unknown): PartitionResponse => {
+      if (err instanceof AppendError) return failed(index, err.errorCode, err.message);
+      throw err;
+    },
+  );
+  return { committed };
 }
 
 export default defineHandler({
@@ -58,30 +69,37 @@ export default defineHandler({
   async handle(ctx, request) {
     const acks = request.acks;
     const byId = ctx.apiVersion >= 13;
-    const responses = await Promise.all(
-      request.topicData.map(async (topicData) => {
-        let topic: Topic | null = null;
-        let topicError: number = ErrorCode.NONE;
-        if (acks !== 0 && acks !== 1 && acks !== -1) {
-          topicError = ErrorCode.INVALID_REQUIRED_ACKS;
-        } else if (byId) {
-          topic = topicData.topicId === ZERO_UUID ? null : await ctx.broker.topics.getByIdLoading(topicData.topicId);
-          if (!topic) topicError = ErrorCode.UNKNOWN_TOPIC_ID;
-        } else {
-          const outcome = await ctx.broker.topics.getOrCreate(topicData.name);
-          topic = outcome.topic ?? null;
-          topicError = outcome.errorCode;
-        }
-        const partitionResponses = await Promise.all(
-          topicData.partitionData.map((p) => producePartition(ctx, topic, topicError, p.index, p.records as Buffer | null)),
-        );
+    // Topics are looked up and partitions queued one after another, so batches
+    // reach their partitions' queues in the order of this request.
+    const queued = [];
+    for (const topicData of request.topicData) {
+      let topic: Topic | null = null;
+      let topicError: number = ErrorCode.NONE;
+      if (acks !== 0 && acks !== 1 && acks !== -1) {
+        topicError = ErrorCode.INVALID_REQUIRED_ACKS;
+      } else if (byId) {
+        topic = topicData.topicId === ZERO_UUID ? null : await ctx.broker.topics.getByIdLoading(topicData.topicId);
+        if (!topic) topicError = ErrorCode.UNKNOWN_TOPIC_ID;
+      } else {
+        const outcome = await ctx.broker.topics.getOrCreate(topicData.name);
+        topic = outcome.topic ?? null;
+        topicError = outcome.errorCode;
+      }
+      const partitions = [];
+      for (const p of topicData.partitionData) partitions.push(await producePartition(ctx, topic, topicError, p.index, p.records as Buffer | null));
+      queued.push({ topicData, partitions });
+    }
+    const responses = Promise.all(
+      queued.map(async ({ topicData, partitions }) => {
+        const partitionResponses = await Promise.all(partitions.map((p) => ('committed' in p ? p.committed : p)));
         for (const r of partitionResponses) {
-          if (r.errorCode !== ErrorCode.NONE) ctx.log.info({ topic: topicData.name, partition: r.index, error: errorName(r.errorCode!), message: r.errorMessage }, 'produce refused');
+          if (r.errorCode !== ErrorCode.NONE) {
+            ctx.log.info({ topic: topicData.name, partition: r.index, error: errorName(r.errorCode!), message: r.errorMessage }, 'produce refused');
+          }
         }
         return { name: topicData.name, topicId: topicData.topicId, partitionResponses };
       }),
     );
-    if (acks === 0) return null;
-    return { responses, throttleTimeMs: 0 };
+    return new Deferred(responses.then((r) => (acks === 0 ? null : { responses: r, throttleTimeMs: 0 })));
   },
 });

@@ -14,6 +14,17 @@ export interface RequestContext {
 }
 
 /**
+ * A response that will be ready later. A handler returns one once the
+ * request's effects are ordered (Produce: its batches are queued for their
+ * partitions' next flush), so the connection can read the next Produce
+ * request while this one waits for its PostgreSQL commit. Responses still
+ * leave in request order.
+ */
+export class Deferred<T> {
+  constructor(readonly result: Promise<T>) {}
+}
+
+/**
  * One Kafka API. The registry builds ApiVersions from these ranges, so the
  * broker never advertises a version it cannot handle. A handler returns the
  * response, or null when the protocol says there is none (Produce acks=0).
@@ -24,7 +35,7 @@ export interface Handler<Req = any, Res = any> {
   maxVersion: number;
   /** Lowest version advertised in ApiVersions when it differs from minVersion (Produce: 0, see KAFKA-18659). */
   advertisedMinVersion?: number;
-  handle(ctx: RequestContext, request: Req): Promise<Input<Res> | null>;
+  handle(ctx: RequestContext, request: Req): Promise<Input<Res> | null | Deferred<Input<Res> | null>>;
 }
 
 export function defineHandler<Req, Res>(handler: Handler<Req, Res>): Handler<Req, Res> {

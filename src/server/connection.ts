@@ -1,6 +1,8 @@
 import type { Socket } from 'node:net';
 import type { BrokerContext } from '../broker-context.js';
 import type { HandlerRegistry } from '../handlers/registry.js';
+import { Deferred } from '../handlers/types.js';
+import type { Input } from '../protocol/codec/types.js';
 import type { Logger } from '../observability/logger.js';
 import { Reader } from '../protocol/codec/reader.js';
 import { Writer } from '../protocol/codec/writer.js';
@@ -8,19 +10,30 @@ import { readRequestHeader, requestHeaderVersion, responseHeaderVersion, writeRe
 import { FrameDecoder, FrameSizeError } from './framing.js';
 
 const API_VERSIONS_KEY = 18;
+const PRODUCE_KEY = 0;
+/** Produce requests of one connection whose responses may be outstanding at once. */
+const MAX_PIPELINED = 32;
+
+interface ResponseSlot {
+  ready: boolean;
+  bytes: Buffer[] | null;
+}
 /** Frames read but not yet handled before the socket stops reading (backpressure). */
 const MAX_QUEUED_FRAMES = 64;
 
 /**
- * One client connection. Requests are handled one at a time, in arrival
- * order, as Kafka's broker does (it mutes a channel until its response is
- * sent), so responses leave in request order and produce requests on one
- * connection append in the order sent. A frame that cannot be decoded closes
- * this connection only.
+ * One client connection. Requests are taken in arrival order and responses
+ * leave in that order. Consecutive Produce requests overlap: each queues its
+ * batches before the next is read (so appends keep the order sent) and its
+ * response waits for the commit. Any other request waits until every earlier
+ * response is out, as Kafka's broker handles one request per connection at a
+ * time. A frame that cannot be decoded closes this connection only.
  */
 export class Connection {
   private readonly decoder: FrameDecoder;
   private readonly queue: Buffer[] = [];
+  private readonly responses: ResponseSlot[] = [];
+  private readonly responseWaiters: (() => void)[] = [];
   private processing = false;
   private closed = false;
   private paused = false;
@@ -43,6 +56,7 @@ export class Connection {
     socket.on('close', () => {
       this.closed = true;
       this.queue.length = 0;
+      for (const resolve of this.responseWaiters.splice(0)) resolve();
     });
   }
 
@@ -92,18 +106,74 @@ export class Connection {
     this.processing = true;
     this.idle = new Promise((resolve) => (this.resolveIdle = resolve));
     try {
+      // Frames that arrive while the last responses are awaited are taken up by the next round.
       while (this.queue.length > 0 && !this.closed) {
-        const frame = this.queue.shift()!;
-        await this.handleFrame(frame);
-        if (this.paused && this.queue.length < MAX_QUEUED_FRAMES / 2 && !this.broker.shuttingDown) {
-          this.paused = false;
-          this.socket.resume();
-        }
+        await this.handleQueuedFrames();
+        await this.responsesWritten();
       }
     } finally {
       this.processing = false;
       this.resolveIdle?.();
     }
+  }
+
+  private async handleQueuedFrames(): Promise<void> {
+    while (this.queue.length > 0 && !this.closed) {
+      const frame = this.queue.shift()!;
+      // Only Produce requests overlap (each queues its batches before the
+      // next is read); any other request first waits for every earlier
+      // response, so it sees their effects, as on Kafka.
+      const pipelined = frame.length >= 2 && frame.readInt16BE(0) === PRODUCE_KEY;
+      if (!pipelined || this.responses.length >= MAX_PIPELINED) await this.responsesWritten();
+      await this.handleFrame(frame);
+      // A client that stops reading responses stops being served: no unbounded buffering of fetched batches.
+      if (this.socket.writableNeedDrain && !this.closed) await this.drainOrClose();
+      if (this.paused && this.queue.length < MAX_QUEUED_FRAMES / 2 && !this.broker.shuttingDown) {
+        this.paused = false;
+        this.socket.resume();
+      }
+    }
+  }
+
+  /** Queues a response slot in request order; slots are written as soon as they and all before them are ready. */
+  private respondInOrder(response: Promise<Buffer[] | null> | Buffer[] | null): void {
+    const slot: ResponseSlot = { ready: false, bytes: null };
+    this.responses.push(slot);
+    const fill = (bytes: Buffer[] | null) => {
+      slot.ready = true;
+      slot.bytes = bytes;
+      this.writeReadyResponses();
+    };
+    if (response instanceof Promise) response.then(fill, () => fill(null));
+    else fill(response);
+  }
+
+  private writeReadyResponses(): void {
+    while (this.responses.length > 0 && this.responses[0]!.ready) {
+      const slot = this.responses.shift()!;
+      if (slot.bytes) this.send(slot.bytes);
+    }
+    if (this.responses.length === 0) {
+      for (const resolve of this.responseWaiters.splice(0)) resolve();
+    }
+  }
+
+  /** Resolves once every response queued so far has been written (or the connection closed). */
+  private responsesWritten(): Promise<void> {
+    if (this.responses.length === 0 || this.closed) return Promise.resolve();
+    return new Promise((resolve) => this.responseWaiters.push(resolve));
+  }
+
+  private drainOrClose(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        this.socket.off('drain', done);
+        this.socket.off('close', done);
+        resolve();
+      };
+      this.socket.on('drain', done);
+      this.socket.on('close', done);
+    });
   }
 
   private async handleFrame(frame: Buffer): Promise<void> {
@@ -114,7 +184,7 @@ export class Connection {
     const handler = this.registry.get(apiKey);
     if (!handler) return this.close(`unknown API key ${apiKey}`);
     if (apiVersion < handler.minVersion || apiVersion > handler.maxVersion) {
-      if (apiKey === API_VERSIONS_KEY) return this.send(this.registry.unsupportedApiVersionsResponse(correlationId));
+      if (apiKey === API_VERSIONS_KEY) return this.respondInOrder(this.registry.unsupportedApiVersionsResponse(correlationId));
       return this.close(`unsupported version ${apiVersion} of API ${handler.codec.name} (serves ${handler.minVersion}-${handler.maxVersion})`);
     }
     const reader = new Reader(frame);
@@ -125,22 +195,31 @@ export class Connection {
     }
     const log = this.log.child({ api: handler.codec.name, v: apiVersion, correlationId });
     if (log.isLevelEnabled('debug')) log.debug({ clientId: header.clientId }, 'request');
+    const failed = (err: unknown) => {
+      // Internal failure (e.g. PostgreSQL unreachable): the client sees a
+      // network error, which every client treats as retriable.
+      log.error({ err: (err as Error).message, stack: (err as Error).stack, code: 'PGKAFKA_HANDLER_FAILED' }, 'request failed');
+      this.close('internal error', err);
+      return null;
+    };
+    const encode = (response: Input<unknown> | null): Buffer[] | null => {
+      if (response === null || this.closed) return null;
+      const writer = new Writer();
+      const sizeAt = writer.reserveInt32();
+      writeResponseHeader(writer, responseHeaderVersion(apiKey, apiVersion), { correlationId });
+      handler.codec.writeResponse(writer, apiVersion, response);
+      writer.patchInt32(sizeAt, writer.length - 4);
+      return writer.toBuffers();
+    };
     let response;
     try {
       response = await handler.handle({ broker: this.broker, apiVersion, correlationId, clientId: header.clientId, clientHost: this.clientHost, log }, request);
     } catch (err) {
-      // Internal failure (e.g. PostgreSQL unreachable): the client sees a
-      // network error, which every client treats as retriable.
-      log.error({ err: (err as Error).message, stack: (err as Error).stack, code: 'PGKAFKA_HANDLER_FAILED' }, 'request failed');
-      return this.close('internal error', err);
+      failed(err);
+      return;
     }
-    if (response === null || this.closed) return;
-    const writer = new Writer();
-    const sizeAt = writer.reserveInt32();
-    writeResponseHeader(writer, responseHeaderVersion(apiKey, apiVersion), { correlationId });
-    handler.codec.writeResponse(writer, apiVersion, response);
-    writer.patchInt32(sizeAt, writer.length - 4);
-    this.send(writer.toBuffers());
+    if (response instanceof Deferred) this.respondInOrder(response.result.then(encode, failed));
+    else this.respondInOrder(encode(response));
   }
 
   private send(buffers: Buffer[]): void {

@@ -185,6 +185,23 @@ describe('produce and fetch', () => {
   });
 });
 
+describe('pipelining on one connection', () => {
+  it('appends back-to-back produce requests in the order sent and answers them in order', async () => {
+    await createTopic('pipelined');
+    const frames = Array.from({ length: 20 }, (_, i) =>
+      client.encode(ProduceApi, 9, { acks: -1, timeoutMs: 1000, topicData: [{ name: 'pipelined', partitionData: [{ index: 0, records: batchOf([`p${i}`]) }] }] }, 10_000 + i),
+    );
+    const answers = Array.from({ length: 21 }, () => client.nextFrame());
+    // All twenty produces and a Metadata request leave in one write, split at an odd byte.
+    const all = Buffer.concat([...frames, client.encode(MetadataApi, 12, { topics: [{ name: 'pipelined' }] }, 20_000)]);
+    client.write(all.subarray(0, 333));
+    client.write(all.subarray(333));
+    const responses = await Promise.all(answers);
+    expect(responses.map((f) => f!.readInt32BE(0))).toEqual([...Array.from({ length: 20 }, (_, i) => 10_000 + i), 20_000]);
+    expect(values((await fetchFrom('pipelined', 0, 0n)).records)).toEqual(Array.from({ length: 20 }, (_, i) => `p${i}`));
+  });
+});
+
 describe('produce errors', () => {
   it('answers CORRUPT_MESSAGE to a bad CRC and stores nothing', async () => {
     await createTopic('corrupt');
