@@ -5,6 +5,7 @@ import type { BrokerContext } from './broker-context.js';
 import type { Config } from './config/schema.js';
 import { GroupCoordinator } from './coordinator/group-coordinator.js';
 import { HandlerRegistry } from './handlers/registry.js';
+import { LogCleaner } from './log/log-cleaner.js';
 import { LogManager } from './log/log-manager.js';
 import { TopicManager } from './log/topic-manager.js';
 import type { Logger } from './observability/logger.js';
@@ -16,6 +17,7 @@ import { openDatabase, type Database } from './storage/pg/database.js';
 import { LagStore } from './storage/pg/lag-store.js';
 import { LogStore } from './storage/pg/log-store.js';
 import { migrate } from './storage/pg/migrate.js';
+import { PartitionStore } from './storage/pg/partition-store.js';
 import { Notifications } from './storage/pg/notifications.js';
 import { createPool } from './storage/pg/pool.js';
 import { TopicStore } from './storage/pg/topic-store.js';
@@ -25,6 +27,8 @@ const BROKER_LIVENESS_MS = 15000;
 
 export interface RunningBroker {
   port: number;
+  /** The retention cleaner (tests run passes on demand). */
+  cleaner: LogCleaner;
   /** Port of the /metrics endpoint, if enabled. */
   metricsPort: number | null;
   context: BrokerContext;
@@ -49,7 +53,8 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const clusterStore = new ClusterStore(pool);
   const clusterId = await clusterStore.ensureClusterId(newClusterId());
   const topics = new TopicManager(new TopicStore(pool, channels.topics), config);
-  const logs = new LogManager(new LogStore(pool, channels.append), instanceId, config.produceFlushMaxBytes, log);
+  const partitionStore = new PartitionStore(pool, channels.append, channels.topics);
+  const logs = new LogManager(new LogStore(pool, channels.append), partitionStore, instanceId, config.produceFlushMaxBytes, config.logCleanerChunkBatches, log);
 
   const groups = new GroupCoordinator(new GroupStore(pool), topics, {
     initialRebalanceDelayMs: config.groupInitialRebalanceDelayMs,
@@ -105,6 +110,8 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
       .catch((err: Error) => log.warn({ err: err.message, code: 'PGKAFKA_HEARTBEAT_FAILED' }, 'broker heartbeat failed'));
   }, BROKER_HEARTBEAT_MS);
   heartbeat.unref();
+  const cleaner = new LogCleaner(topics, logs, config.logRetentionCheckIntervalMs, log);
+  cleaner.start();
   const metrics = config.metricsEnabled
     ? await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, lagStore: new LagStore(pool), log })
     : null;
@@ -118,6 +125,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
       logs.wakeAll();
       await server.close(config.shutdownTimeoutMs);
       groups.shutdown();
+      await cleaner.stop();
       await metrics?.close();
       await clusterStore.unregisterBroker(config.nodeId, instanceId).catch(() => {});
       await notifications.stop();
@@ -125,5 +133,5 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
       await database.stop();
       log.info('pgkafka broker stopped');
     })());
-  return { port, metricsPort: metrics?.port ?? null, context, database, stop };
+  return { port, metricsPort: metrics?.port ?? null, cleaner, context, database, stop };
 }

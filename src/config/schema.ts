@@ -6,6 +6,11 @@ import { z } from 'zod';
 
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+/** A comma-separated subset of {delete, compact}, as Kafka's `log.cleanup.policy` (normalised to `a,b`). */
+const cleanupPolicy = z
+  .string()
+  .transform((v) => v.trim().split(/\s*,\s*/).filter((p) => p !== '').join(','))
+  .refine((v) => v.split(',').every((p) => p === 'delete' || p === 'compact'), 'a comma-separated list of delete and compact');
 
 /** Each option: its schema, its environment variable, its default and what it does (the README table is built from this). */
 export const options = {
@@ -36,6 +41,16 @@ export const options = {
   offsetsRetentionMinutes: { env: 'PGKAFKA_OFFSETS_RETENTION_MINUTES', schema: int(1), default: 10080, doc: "How long committed offsets of an empty group are kept (Kafka's `offsets.retention.minutes`)." },
   offsetsRetentionCheckIntervalMs: { env: 'PGKAFKA_OFFSETS_RETENTION_CHECK_INTERVAL_MS', schema: int(100), default: 600000, doc: "How often expired offsets are removed (Kafka's `offsets.retention.check.interval.ms`)." },
   offsetMetadataMaxBytes: { env: 'PGKAFKA_OFFSET_METADATA_MAX_BYTES', schema: int(0), default: 4096, doc: "Largest metadata string an offset commit may carry (Kafka's `offset.metadata.max.bytes`)." },
+  logRetentionMs: { env: 'PGKAFKA_LOG_RETENTION_MS', schema: int(-1), default: 604800000, doc: "Default `retention.ms` of topics; -1 keeps records forever (Kafka's `log.retention.ms`)." },
+  logRetentionBytes: { env: 'PGKAFKA_LOG_RETENTION_BYTES', schema: z.coerce.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER), default: -1, doc: "Default `retention.bytes` of topics (per partition); negative means no size limit (Kafka's `log.retention.bytes`)." },
+  logCleanupPolicy: { env: 'PGKAFKA_LOG_CLEANUP_POLICY', schema: cleanupPolicy, default: 'delete', doc: "Default `cleanup.policy` of topics: `delete`, `compact` or both, comma-separated (Kafka's `log.cleanup.policy`)." },
+  logCleanerDeleteRetentionMs: { env: 'PGKAFKA_LOG_CLEANER_DELETE_RETENTION_MS', schema: int(0), default: 86400000, doc: "Default `delete.retention.ms`: how long tombstones survive compaction (Kafka's `log.cleaner.delete.retention.ms`)." },
+  logCleanerMinCleanableRatio: { env: 'PGKAFKA_LOG_CLEANER_MIN_CLEANABLE_RATIO', schema: z.coerce.number().min(0).max(1), default: 0.5, doc: "Default `min.cleanable.dirty.ratio` of compacted topics (Kafka's `log.cleaner.min.cleanable.ratio`)." },
+  logCleanerMinCompactionLagMs: { env: 'PGKAFKA_LOG_CLEANER_MIN_COMPACTION_LAG_MS', schema: int(0), default: 0, doc: "Default `min.compaction.lag.ms` (Kafka's `log.cleaner.min.compaction.lag.ms`)." },
+  logMessageTimestampType: { env: 'PGKAFKA_LOG_MESSAGE_TIMESTAMP_TYPE', schema: z.enum(['CreateTime', 'LogAppendTime']), default: 'CreateTime', doc: "Default `message.timestamp.type` of topics (Kafka's `log.message.timestamp.type`)." },
+  compressionType: { env: 'PGKAFKA_COMPRESSION_TYPE', schema: z.enum(['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer']), default: 'producer', doc: "Default `compression.type` of topics; `producer` keeps the producer's codec (Kafka's `compression.type`)." },
+  logRetentionCheckIntervalMs: { env: 'PGKAFKA_LOG_RETENTION_CHECK_INTERVAL_MS', schema: int(100), default: 300000, doc: "How often the retention cleaner looks for batches to delete (Kafka's `log.retention.check.interval.ms`)." },
+  logCleanerChunkBatches: { env: 'PGKAFKA_LOG_CLEANER_CHUNK_BATCHES', schema: int(1), default: 1000, doc: 'Most batches one cleaner statement deletes, so cleaning never holds up produce or fetch for long.' },
   logLevel: { env: 'PGKAFKA_LOG_LEVEL', schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', doc: 'pino log level; `debug` logs every request.' },
 } as const;
 

@@ -1,11 +1,14 @@
 // CreateTopics (key 19), v2-7.
 // v1: validate_only, error messages. v4: -1 partitions or replication factor
 // take the broker defaults. v5: flexible; the result reports partitions,
-// replication factor and configs. v7: topic id in the result.
+// replication factor and every config of the topic with its source, as
+// DescribeConfigs reports them (also for validate_only). v7: topic id.
+// Configs are validated as Kafka does (INVALID_CONFIG, nothing created).
 // One copy of every partition lives in PostgreSQL: any valid replication
 // factor is accepted and reported as 1.
 import { ErrorCode } from '../protocol/errors.js';
 import { CreateTopicsApi } from '../protocol/messages/index.js';
+import { describeTopicConfigs } from '../log/topic-configs.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -39,8 +42,8 @@ export default defineHandler({
         numPartitions = t.assignments.length;
         replicationFactor = 1;
       }
-      const configs: Record<string, string> = {};
-      for (const c of t.configs) if (c.value !== null) configs[c.name] = c.value;
+      const configs: Record<string, string | null> = {};
+      for (const c of t.configs) configs[c.name] = c.value;
       const outcome = await topicManager.create({ name: t.name, numPartitions, replicationFactor, configs, validateOnly: request.validateOnly });
       if (outcome.errorCode !== ErrorCode.NONE || !outcome.topic) {
         results.push(failed(outcome.errorCode, outcome.errorMessage ?? ''));
@@ -54,7 +57,8 @@ export default defineHandler({
         errorMessage: null,
         numPartitions: outcome.topic.partitionCount,
         replicationFactor: 1,
-        configs: Object.entries(outcome.topic.configs).map(([name, value]) => ({ name, value, readOnly: false, configSource: 1, isSensitive: false })),
+        configs: describeTopicConfigs(outcome.topic.configs, ctx.broker.config, { names: null, includeSynonyms: false, includeDocumentation: false })
+          .map((c) => ({ name: c.name, value: c.value, readOnly: c.readOnly, configSource: c.source, isSensitive: c.isSensitive })),
       });
     }
     return { throttleTimeMs: 0, topics: results };

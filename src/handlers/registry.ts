@@ -18,13 +18,19 @@ import listGroups from './16-list-groups.js';
 import apiVersions from './18-api-versions.js';
 import createTopics from './19-create-topics.js';
 import deleteTopics from './20-delete-topics.js';
+import deleteRecords from './21-delete-records.js';
+import describeConfigs from './32-describe-configs.js';
+import alterConfigs from './33-alter-configs.js';
+import createPartitions from './37-create-partitions.js';
 import deleteGroups from './42-delete-groups.js';
+import incrementalAlterConfigs from './44-incremental-alter-configs.js';
 import offsetDelete from './47-offset-delete.js';
 import describeCluster from './60-describe-cluster.js';
 
 export const handlers: Handler[] = [
   produce, fetch, listOffsets, metadata, offsetCommit, offsetFetch, findCoordinator, joinGroup, heartbeat, leaveGroup,
-  syncGroup, describeGroups, listGroups, apiVersions, createTopics, deleteTopics, deleteGroups, offsetDelete, describeCluster,
+  syncGroup, describeGroups, listGroups, apiVersions, createTopics, deleteTopics, deleteRecords, describeConfigs, alterConfigs,
+  createPartitions, deleteGroups, incrementalAlterConfigs, offsetDelete, describeCluster,
 ];
 
 export class HandlerRegistry {

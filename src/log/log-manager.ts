@@ -1,4 +1,5 @@
 import type { BatchToAppend, LogStore } from '../storage/pg/log-store.js';
+import type { LogStartChange, PartitionStore } from '../storage/pg/partition-store.js';
 import type { Logger } from '../observability/logger.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { decodeRecords, readBatchHeaderAt } from '../protocol/records/index.js';
@@ -46,10 +47,22 @@ export class LogManager {
 
   constructor(
     private readonly store: LogStore,
+    private readonly partitionStore: PartitionStore,
     private readonly instanceId: string,
     private readonly flushMaxBytes: number,
+    private readonly cleanerChunkBatches: number,
     private readonly log: Logger,
   ) {}
+
+  /** CreatePartitions: raises the topic's partition count from `from` to `to`; false if it changed meanwhile. */
+  addPartitions(topicId: string, topicName: string, from: number, to: number): Promise<boolean> {
+    return this.partitionStore.addPartitions(topicId, from, to, topicName);
+  }
+
+  /** The store's retention look-up, for the cleaner. */
+  retentionTarget(p: PartitionLog, cutoffTimestamp: bigint | null, retentionBytes: number | null): Promise<bigint | null> {
+    return this.partitionStore.retentionTarget(p.topicId, p.partition, cutoffTimestamp, retentionBytes);
+  }
 
   /** The partition's state, loaded from PostgreSQL the first time this process touches its topic. */
   async partition(topicId: string, partition: number): Promise<PartitionLog | null> {
@@ -97,11 +110,55 @@ export class LogManager {
     await Promise.all([...topics].map((t) => this.loadTopic(t)));
   }
 
-  /** Another broker process committed an append: `instance:topicId:partition:highWatermark`. */
+  /** Another broker process moved a partition's log: `instance:topicId:partition:highWatermark:logStartOffset`. */
   onAppendNotification(payload: string): void {
-    const [instance, topicId, partition, hw] = payload.split(':');
+    const [instance, topicId, partition, hw, logStart] = payload.split(':');
     if (instance === this.instanceId || !topicId || partition === undefined || hw === undefined) return;
-    this.partitions.get(key(topicId, Number(partition)))?.advance(BigInt(hw));
+    this.partitions.get(key(topicId, Number(partition)))?.advance(BigInt(hw), logStart === undefined ? undefined : BigInt(logStart));
+  }
+
+  /**
+   * Moves the log start forward (retention, DeleteRecords): reads below it
+   * answer OFFSET_OUT_OF_RANGE at once; the batches below it are deleted in
+   * bounded chunks afterwards. Returns the change, or null for a missing partition.
+   */
+  async advanceLogStart(p: PartitionLog, topicName: string, target: bigint, reason: string): Promise<LogStartChange | null> {
+    const change = await this.partitionStore.advanceLogStart(p.topicId, topicName, p.partition, target, `${this.instanceId}:${p.topicId}:${p.partition}`);
+    if (!change) return null;
+    const moved = change.logStartOffset > p.logStartOffset;
+    p.advance(change.highWatermark, change.logStartOffset);
+    if (moved) {
+      this.log.info({ topic: topicName, partition: p.partition, logStartOffset: change.logStartOffset, reason }, 'log start offset advanced');
+      for (const lost of change.deletedUnread) {
+        this.log.warn(
+          { topic: topicName, partition: p.partition, group: lost.groupId, records: lost.records, reason, code: 'PGKAFKA_DELETED_UNREAD' },
+          'records deleted before the group consumed them',
+        );
+      }
+      void this.deleteBelowLogStart(p, topicName);
+    }
+    return change;
+  }
+
+  private readonly deleting = new Set<PartitionLog>();
+
+  /** Deletes the batches below the log start in bounded chunks, in the background; one pass per partition at a time. */
+  private async deleteBelowLogStart(p: PartitionLog, topicName: string): Promise<void> {
+    if (this.deleting.has(p)) return;
+    this.deleting.add(p);
+    try {
+      let deleted = 0;
+      for (;;) {
+        const n = await this.partitionStore.deleteBelowLogStart(p.topicId, p.partition, this.cleanerChunkBatches);
+        deleted += n;
+        if (n < this.cleanerChunkBatches) break;
+      }
+      if (deleted > 0) this.log.debug({ topic: topicName, partition: p.partition, batches: deleted }, 'deleted batches below the log start');
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message, topic: topicName, partition: p.partition, code: 'PGKAFKA_CLEANER_DELETE_FAILED' }, 'deleting old batches failed; the next pass retries');
+    } finally {
+      this.deleting.delete(p);
+    }
   }
 
   /** Appends the batches; resolves after the PostgreSQL commit with the first batch's offset. */

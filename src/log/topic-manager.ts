@@ -1,15 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { TopicRow, TopicStore } from '../storage/pg/topic-store.js';
 import { ErrorCode } from '../protocol/errors.js';
+import { resolveTopicConfig, validateTopicConfigs, type BrokerTopicDefaults, type ConfigChange, type TopicConfig } from './topic-configs.js';
 import { topicNameError, unifyCollisionChars } from './topic-name.js';
 
+/** A topic; `configs` holds its explicitly set configs as the client sent them (see topicConfig for the values in force). */
 export type Topic = TopicRow;
 
 export interface CreateTopicRequest {
   name: string;
   numPartitions: number; // -1: broker default
   replicationFactor: number; // -1: broker default
-  configs: Record<string, string>;
+  /** Explicit configs; a null value is refused with INVALID_CONFIG, as Kafka does. */
+  configs: Record<string, string | null>;
   validateOnly: boolean;
 }
 
@@ -19,7 +22,7 @@ export interface TopicOutcome {
   topic?: Topic;
 }
 
-export interface TopicDefaults {
+export interface TopicDefaults extends BrokerTopicDefaults {
   numPartitions: number;
   autoCreateTopicsEnable: boolean;
 }
@@ -31,6 +34,8 @@ export class TopicManager {
   private readonly byName = new Map<string, Topic>();
   private readonly byId = new Map<string, Topic>();
   private allLoaded = false;
+  /** Resolved configs per topic object: a changed topic is reloaded as a new object, so entries never go stale. */
+  private readonly resolved = new WeakMap<Topic, TopicConfig>();
 
   constructor(
     private readonly store: TopicStore,
@@ -98,7 +103,9 @@ export class TopicManager {
     if (colliding) {
       return { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: `Topic '${req.name}' collides with existing topic: ${colliding.name}` };
     }
-    const topic: Topic = { topicId: randomUUID(), name: req.name, partitionCount: partitions, configs: req.configs };
+    const invalid = validateTopicConfigs(req.configs, this.defaults);
+    if (invalid) return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: invalid.message };
+    const topic: Topic = { topicId: randomUUID(), name: req.name, partitionCount: partitions, configs: req.configs as Record<string, string> };
     if (req.validateOnly) return { errorCode: ErrorCode.NONE, errorMessage: null, topic };
     const created = await this.store.create(topic);
     if (!created) return { errorCode: ErrorCode.TOPIC_ALREADY_EXISTS, errorMessage: `Topic '${req.name}' already exists.` };
@@ -125,6 +132,61 @@ export class TopicManager {
     const deleted = await this.store.delete(topic.topicId);
     this.invalidate(topic.name);
     return deleted;
+  }
+
+  /** The configs in force for the topic: its explicit ones over the broker defaults. */
+  topicConfig(topic: Topic): TopicConfig {
+    const current = this.byName.get(topic.name);
+    const source = current && current.topicId === topic.topicId ? current : topic;
+    let config = this.resolved.get(source);
+    if (!config) {
+      config = resolveTopicConfig(source.configs, this.defaults);
+      this.resolved.set(source, config);
+    }
+    return config;
+  }
+
+  /** Replaces the topic's explicit configs (already validated); every broker's cache drops the topic. False if it is gone. */
+  async updateConfigs(topic: Topic, configs: Record<string, string>): Promise<boolean> {
+    const updated = await this.store.updateConfigs(topic.topicId, () => configs);
+    this.invalidate(topic.name);
+    return updated;
+  }
+
+  /**
+   * AlterConfigs and IncrementalAlterConfigs on a topic, checked in Kafka's
+   * order: the topic name, then the altered config set (INVALID_CONFIG), then
+   * that the topic exists. `change` maps the stored explicit configs to the
+   * new ones; it runs under the topic row's lock.
+   */
+  async alterConfigs(name: string, change: (current: Record<string, string>) => ConfigChange, validateOnly: boolean): Promise<{ errorCode: number; errorMessage: string | null }> {
+    const nameError = topicNameError(name);
+    if (nameError) return { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: nameError };
+    const check = (current: Record<string, string>) => {
+      const next = change(current);
+      if ('errorCode' in next) return next;
+      const invalid = validateTopicConfigs(next.configs, this.defaults);
+      return invalid ? { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: invalid.message } : next;
+    };
+    const missing = { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `The topic '${name}' does not exist.` };
+    const topic = await this.get(name);
+    if (!topic || validateOnly) {
+      const outcome = check(topic?.configs ?? {});
+      if ('errorCode' in outcome) return outcome;
+      return topic ? { errorCode: ErrorCode.NONE, errorMessage: null } : missing;
+    }
+    let failed: { errorCode: number; errorMessage: string } | null = null;
+    const found = await this.store.updateConfigs(topic.topicId, (current) => {
+      const outcome = check(current);
+      if ('errorCode' in outcome) {
+        failed = outcome;
+        return null;
+      }
+      return outcome.configs;
+    });
+    this.invalidate(name);
+    if (!found) return missing;
+    return failed ?? { errorCode: ErrorCode.NONE, errorMessage: null };
   }
 
   private remember(topic: Topic): void {

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { Logger } from './logger.js';
 import { describeGroups, type GroupLag } from './lag.js';
-import type { LagStore, PartitionOffsets } from '../storage/pg/lag-store.js';
+import type { DeletedUnread, LagStore, PartitionOffsets } from '../storage/pg/lag-store.js';
 
 export interface MetricsServer {
   port: number;
@@ -27,6 +27,7 @@ export interface MetricsServerOptions {
 interface Snapshot {
   groups: GroupLag[];
   partitions: PartitionOffsets[];
+  deletedUnread: DeletedUnread[];
 }
 
 type SnapshotSource = () => Promise<Snapshot>;
@@ -82,6 +83,14 @@ export function createMetricsRegistry(snapshot: SnapshotSource): Registry {
   gauge('kafka_consumergroup_members', 'Amount of members in a consumer group', ['consumergroup'], (g, s) => {
     for (const grp of s.groups) g.set({ consumergroup: grp.group }, grp.members);
   });
+  gauge(
+    'pgkafka_consumergroup_records_deleted_unread_total',
+    'Records that retention or DeleteRecords removed before the ConsumerGroup had consumed them (since the group first committed)',
+    ['consumergroup', 'topic', 'partition'],
+    (g, s) => {
+      for (const d of s.deletedUnread) g.set({ consumergroup: d.groupId, topic: d.topic, partition: String(d.partition) }, Number(d.records));
+    },
+  );
   gauge('kafka_topic_partitions', 'Number of partitions for this Topic', ['topic'], (g, s) => {
     for (const p of s.partitions) g.set({ topic: p.topic }, p.partitionCount);
   });
@@ -98,8 +107,12 @@ export function createMetricsRegistry(snapshot: SnapshotSource): Registry {
 export async function startMetricsServer(opts: MetricsServerOptions): Promise<MetricsServer> {
   const { lagStore, log } = opts;
   const registry = createMetricsRegistry(async () => {
-    const [groups, partitions] = await Promise.all([describeGroups(lagStore, { now: opts.now?.() }), lagStore.partitionOffsets()]);
-    return { groups, partitions };
+    const [groups, partitions, deletedUnread] = await Promise.all([
+      describeGroups(lagStore, { now: opts.now?.() }),
+      lagStore.partitionOffsets(),
+      lagStore.deletedUnread(),
+    ]);
+    return { groups, partitions, deletedUnread };
   });
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {

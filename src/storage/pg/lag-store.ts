@@ -17,6 +17,13 @@ export interface CommittedOffsetPosition {
   batch: { baseOffset: bigint; firstTimestamp: bigint; data: Buffer } | null;
 }
 
+export interface DeletedUnread {
+  groupId: string;
+  topic: string;
+  partition: number;
+  records: bigint;
+}
+
 export interface PartitionOffsets {
   topic: string;
   partition: number;
@@ -131,5 +138,13 @@ export class LagStore {
       groupIds ?? null,
     ]);
     return rows.map((r) => ({ groupId: r.group_id, state: r.state, protocolType: r.protocol_type, members: r.members ?? [] }));
+  }
+
+  /** Records retention or DeleteRecords removed before each group read them. */
+  async deletedUnread(): Promise<DeletedUnread[]> {
+    const { rows } = await this.pool.query<{ group_id: string; topic: string; partition: number; records: bigint }>(
+      'SELECT group_id, topic, partition, records FROM deleted_unread ORDER BY group_id, topic, partition',
+    );
+    return rows.map((r) => ({ groupId: r.group_id, topic: r.topic, partition: r.partition, records: r.records }));
   }
 }

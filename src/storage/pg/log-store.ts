@@ -49,7 +49,7 @@ WITH o AS (
          b.pid, b.epoch, b.seq, b.txn, b.ctl, length(b.data), overlay(b.data placing int8send(o.base + b.rel) from 1 for 8)
   FROM o, b
 )
-SELECT o.base, o.hw, o.log_start_offset, pg_notify($15, $16 || ':' || o.hw) FROM o`;
+SELECT o.base, o.hw, o.log_start_offset, pg_notify($15, $16 || ':' || o.hw || ':' || o.log_start_offset) FROM o`;
 
 // Batches overlapping [from, hw), in offset order, cut where the running size
 // passes maxBytes (the caller keeps or drops the row that crosses it).

@@ -48,6 +48,35 @@ export class TopicStore {
     return rows[0]?.created ?? false;
   }
 
+  /**
+   * Replaces a topic's explicit configs with what `change` makes of the stored
+   * ones, under the topic row's lock (concurrent incremental alterations do
+   * not lose each other's changes), and NOTIFYs the topics channel so every
+   * broker drops its cached copy. `change` returns null to leave them as they
+   * are. False if the topic does not exist.
+   */
+  async updateConfigs(topicId: string, change: (current: Record<string, string>) => Record<string, string> | null): Promise<boolean> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows } = await client.query<{ name: string; configs: Record<string, string> }>('SELECT name, configs FROM topics WHERE topic_id = $1 FOR UPDATE', [topicId]);
+      const next = rows[0] ? change(rows[0].configs) : null;
+      if (!rows[0] || next === null) {
+        await client.query('ROLLBACK');
+        return rows.length > 0;
+      }
+      await client.query('UPDATE topics SET configs = $2 WHERE topic_id = $1', [topicId, JSON.stringify(next)]);
+      await client.query('SELECT pg_notify($1, $2)', [this.topicsChannel, rows[0].name]);
+      await client.query('COMMIT');
+      return true;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
   /** Deletes the topic, its partitions and every stored batch; false if it did not exist. */
   async delete(topicId: string): Promise<boolean> {
     const client = await this.pool.connect();

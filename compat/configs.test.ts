@@ -1,0 +1,108 @@
+// Topic and broker configs through real admin clients: kafkajs 2.2.4
+// (createTopics with configEntries, describeConfigs, alterConfigs) and
+// librdkafka 2.0.2 through confluent-kafka-python 1.7.0's AdminClient
+// (create_topics with config, describe_configs, alter_configs).
+import { ConfigResourceTypes, Kafka, logLevel, type Admin } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestBroker, type TestBroker } from '../test/support/broker.js';
+import { PYTHON, runOk } from './support/spawn.js';
+
+let broker: TestBroker;
+let admin: Admin;
+beforeAll(async () => {
+  broker = await startTestBroker({ autoCreateTopicsEnable: false });
+  admin = new Kafka({ clientId: 'compat-configs', brokers: [broker.bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 1 } }).admin();
+  await admin.connect();
+});
+afterAll(async () => {
+  await admin?.disconnect();
+  await broker?.destroy();
+});
+
+async function describeTopic(topic: string, configNames?: string[]) {
+  const res = await admin.describeConfigs({ includeSynonyms: true, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames }] });
+  return new Map<string, { configValue: string; configSource: number; isDefault: boolean; readOnly: boolean; configSynonyms: { configName: string; configSource: number }[] }>(
+    res.resources[0]!.configEntries.map((e: { configName: string }) => [e.configName, e as never]),
+  );
+}
+
+describe('kafkajs admin', () => {
+  it('creates a topic with configEntries and describes them back', async () => {
+    expect(await admin.createTopics({
+      topics: [{ topic: 'kjs-configs', numPartitions: 1, configEntries: [{ name: 'cleanup.policy', value: 'compact' }, { name: 'retention.ms', value: '120000' }, { name: 'segment.bytes', value: '1048576' }] }],
+    })).toBe(true);
+    const configs = await describeTopic('kjs-configs');
+    expect(configs.size).toBe(34);
+    expect(configs.get('cleanup.policy')).toMatchObject({ configValue: 'compact', configSource: 1, isDefault: false, readOnly: false });
+    expect(configs.get('cleanup.policy')!.configSynonyms.map((s) => [s.configName, s.configSource])).toEqual([['cleanup.policy', 1], ['log.cleanup.policy', 5]]);
+    expect(configs.get('segment.bytes')).toMatchObject({ configValue: '1048576', configSource: 1 });
+    expect(configs.get('delete.retention.ms')).toMatchObject({ configValue: '86400000', configSource: 5, isDefault: true });
+  });
+
+  it('alters configs (replacing the set), honours validateOnly and reports INVALID_CONFIG', async () => {
+    await admin.alterConfigs({ validateOnly: true, resources: [{ type: ConfigResourceTypes.TOPIC, name: 'kjs-configs', configEntries: [{ name: 'retention.ms', value: '1' }] }] });
+    expect((await describeTopic('kjs-configs', ['retention.ms'])).get('retention.ms')!.configValue).toBe('120000');
+    await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: 'kjs-configs', configEntries: [{ name: 'retention.ms', value: '240000' }] }] });
+    const after = await describeTopic('kjs-configs', ['retention.ms', 'cleanup.policy']);
+    expect(after.get('retention.ms')).toMatchObject({ configValue: '240000', configSource: 1 });
+    expect(after.get('cleanup.policy')).toMatchObject({ configValue: 'delete', configSource: 5 });
+    await expect(admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: 'kjs-configs', configEntries: [{ name: 'retention.ms', value: 'later' }] }] }))
+      .rejects.toMatchObject({ type: 'INVALID_CONFIG' });
+    await expect(admin.createTopics({ topics: [{ topic: 'kjs-bad', configEntries: [{ name: 'no.such.config', value: '1' }] }] })).rejects.toThrow();
+  });
+
+  it('describes the broker', async () => {
+    const res = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.BROKER, name: '1' }] });
+    const entries = new Map(res.resources[0]!.configEntries.map((e: { configName: string; configValue: string; readOnly: boolean }) => [e.configName, e]));
+    expect(entries.get('message.max.bytes')).toMatchObject({ configValue: '1048588', readOnly: true });
+    expect(entries.get('log.retention.ms')).toMatchObject({ configValue: '604800000' });
+  });
+});
+
+// One Python process drives the whole librdkafka scenario and prints what it saw as JSON.
+const CONFLUENT_SCRIPT = String.raw`
+import json, sys
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+req = json.load(sys.stdin)
+a = AdminClient({'bootstrap.servers': req['bootstrap']})
+topic = req['topic']
+out = {}
+a.create_topics([NewTopic(topic, 1, 1, config={'retention.ms': '120000', 'cleanup.policy': 'compact,delete'})])[topic].result(15)
+def describe(resource):
+    entries = a.describe_configs([resource])[resource].result(15)
+    return {k: {'value': v.value, 'source': int(getattr(v.source, 'value', v.source)), 'default': v.is_default, 'read_only': v.is_read_only,
+                'synonyms': [[s.name, int(getattr(s.source, 'value', s.source))] for s in v.synonyms.values()]} for k, v in entries.items()}
+def error(resource):
+    try:
+        a.alter_configs([resource])[resource].result(15)
+        return None
+    except Exception as e:
+        return e.args[0].name() if hasattr(e.args[0], 'name') else str(e)
+r = ConfigResource('topic', topic)
+out['created'] = describe(r)
+altered = ConfigResource('topic', topic, set_config={'retention.ms': '240000', 'max.message.bytes': '2000000'})
+a.alter_configs([altered])[altered].result(15)
+out['altered'] = describe(r)
+out['invalid'] = error(ConfigResource('topic', topic, set_config={'min.cleanable.dirty.ratio': '7'}))
+out['unknown_topic'] = error(ConfigResource('topic', 'no-such-topic', set_config={'retention.ms': '1'}))
+out['broker'] = describe(ConfigResource('broker', '1'))
+print(json.dumps(out))
+`;
+
+describe('confluent-kafka-python (librdkafka) AdminClient', () => {
+  it('round-trips topic configs and describes the broker', async () => {
+    const r = await runOk(PYTHON, ['-c', CONFLUENT_SCRIPT], { input: JSON.stringify({ bootstrap: broker.bootstrap, topic: 'ckp-configs' }), timeoutMs: 60_000 });
+    type Entry = { value: string | null; source: number; default: boolean; read_only: boolean; synonyms: [string, number][] };
+    const out = JSON.parse(r.stdout.toString('utf8')) as { created: Record<string, Entry>; altered: Record<string, Entry>; invalid: string | null; unknown_topic: string | null; broker: Record<string, Entry> };
+    expect(Object.keys(out.created)).toHaveLength(34);
+    expect(out.created['cleanup.policy']).toMatchObject({ value: 'compact,delete', source: 1, default: false, read_only: false });
+    expect(out.created['retention.ms']).toMatchObject({ value: '120000', source: 1 });
+    expect(out.created['compression.type']).toMatchObject({ value: 'producer', source: 5, default: true });
+    expect(out.altered['retention.ms']).toMatchObject({ value: '240000', source: 1 });
+    expect(out.altered['max.message.bytes']).toMatchObject({ value: '2000000', source: 1 });
+    expect(out.altered['cleanup.policy']).toMatchObject({ value: 'delete', source: 5 });
+    expect(out.invalid).toBe('INVALID_CONFIG');
+    expect(out.unknown_topic).toBe('UNKNOWN_TOPIC_OR_PART');
+    expect(out.broker['message.max.bytes']).toMatchObject({ value: '1048588', read_only: true });
+  });
+});

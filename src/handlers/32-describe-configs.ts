@@ -1,0 +1,63 @@
+// DescribeConfigs (key 32), v1-4.
+// v0 was removed in Kafka 4.0. v1: config sources and synonyms. v2: throttle
+// on quota violation (none here). v3: documentation and config types. v4:
+// flexible. Topics report every Kafka topic config with its source (topic,
+// broker default set by the operator, or Kafka's default); the broker
+// resource "<node id>" reports pgkafka's static broker configs, "" (the
+// dynamic cluster defaults) is empty, as pgkafka has no dynamic configs.
+import { ErrorCode } from '../protocol/errors.js';
+import { DescribeConfigsApi } from '../protocol/messages/index.js';
+import { ConfigResourceType, describeBrokerConfigs, describeTopicConfigs, type DescribedConfig } from '../log/topic-configs.js';
+import { topicNameError } from '../log/topic-name.js';
+import { defineHandler } from './types.js';
+
+export default defineHandler({
+  codec: DescribeConfigsApi,
+  minVersion: 1,
+  maxVersion: 4,
+  async handle(ctx, request) {
+    const { topics, config, nodeId } = ctx.broker;
+    const results = [];
+    for (const r of request.resources) {
+      const opts = { names: r.configurationKeys, includeSynonyms: request.includeSynonyms, includeDocumentation: request.includeDocumentation };
+      const answer = (errorCode: number, errorMessage: string | null, configs: DescribedConfig[] = []) => ({
+        errorCode, errorMessage, resourceType: r.resourceType, resourceName: r.resourceName,
+        configs: configs.map((c) => ({ name: c.name, value: c.value, readOnly: c.readOnly, configSource: c.source, isSensitive: c.isSensitive, synonyms: c.synonyms, configType: c.configType, documentation: c.documentation })),
+      });
+      const brokerIdError = (allowEmpty: boolean): string | null => {
+        if (r.resourceName === '') return allowEmpty ? null : 'Broker id must not be empty';
+        if (!/^[+-]?\d+$/.test(r.resourceName)) return `Broker id must be an integer, but it is: ${r.resourceName}`;
+        if (Number(r.resourceName) !== nodeId) return `Unexpected broker id, expected ${nodeId}${allowEmpty ? ' or empty string' : ''}, but received ${r.resourceName}`;
+        return null;
+      };
+      switch (r.resourceType) {
+        case ConfigResourceType.TOPIC: {
+          const nameError = topicNameError(r.resourceName);
+          if (nameError) {
+            results.push(answer(ErrorCode.INVALID_TOPIC_EXCEPTION, nameError));
+            break;
+          }
+          const topic = await topics.get(r.resourceName);
+          if (!topic) results.push(answer(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${r.resourceName}' does not exist.`));
+          else results.push(answer(ErrorCode.NONE, null, describeTopicConfigs(topic.configs, config, opts)));
+          break;
+        }
+        case ConfigResourceType.BROKER: {
+          const error = brokerIdError(true);
+          if (error) results.push(answer(ErrorCode.INVALID_REQUEST, error));
+          else results.push(answer(ErrorCode.NONE, null, r.resourceName === '' ? [] : describeBrokerConfigs(config, opts)));
+          break;
+        }
+        case ConfigResourceType.BROKER_LOGGER: {
+          // pgkafka has one pino logger, set by logLevel; there are no per-logger levels to list.
+          const error = brokerIdError(false);
+          results.push(error ? answer(ErrorCode.INVALID_REQUEST, error) : answer(ErrorCode.NONE, null));
+          break;
+        }
+        default:
+          results.push(answer(ErrorCode.INVALID_REQUEST, `Unsupported resource type: ${r.resourceType}`));
+      }
+    }
+    return { throttleTimeMs: 0, results };
+  },
+});

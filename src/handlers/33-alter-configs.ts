@@ -1,0 +1,45 @@
+// AlterConfigs (key 33), v0-2.
+// v1: throttle on quota violation (none here). v2: flexible.
+// The legacy API: a topic's explicit config set is replaced by the request's
+// (names left out revert to the defaults). Checked as Kafka's broker and
+// controller check it: duplicate resources, duplicate names and null values
+// (INVALID_REQUEST), then the resulting set (INVALID_CONFIG, the first bad
+// config in Kafka's order), then that the topic exists. validate_only checks
+// without storing. pgkafka's broker configs are all static: altering any of
+// them is refused with INVALID_REQUEST, as Kafka refuses non-dynamic configs.
+import { ErrorCode } from '../protocol/errors.js';
+import { AlterConfigsApi } from '../protocol/messages/index.js';
+import { alterResourceError, brokerAlterError, ConfigResourceType } from '../log/topic-configs.js';
+import { defineHandler } from './types.js';
+
+export default defineHandler({
+  codec: AlterConfigsApi,
+  minVersion: 0,
+  maxVersion: 2,
+  async handle(ctx, request) {
+    const { topics, nodeId } = ctx.broker;
+    const seen = new Map<string, number>();
+    for (const r of request.resources) seen.set(`${r.resourceType}:${r.resourceName}`, (seen.get(`${r.resourceType}:${r.resourceName}`) ?? 0) + 1);
+    const responses = [];
+    for (const r of request.resources) {
+      const answer = (errorCode: number, errorMessage: string | null) => ({ errorCode, errorMessage, resourceType: r.resourceType, resourceName: r.resourceName });
+      const requestError = seen.get(`${r.resourceType}:${r.resourceName}`)! > 1 ? 'Each resource must appear at most once.' : alterResourceError(r.configs);
+      if (requestError) {
+        responses.push(answer(ErrorCode.INVALID_REQUEST, requestError));
+        continue;
+      }
+      if (r.resourceType === ConfigResourceType.TOPIC) {
+        const configs = Object.fromEntries(r.configs.map((c) => [c.name, c.value!]));
+        const outcome = await topics.alterConfigs(r.resourceName, () => ({ configs }), request.validateOnly);
+        if (outcome.errorCode === ErrorCode.NONE && !request.validateOnly) ctx.log.info({ topic: r.resourceName, configs }, 'altered topic configs');
+        responses.push(answer(outcome.errorCode, outcome.errorMessage));
+      } else if (r.resourceType === ConfigResourceType.BROKER) {
+        const error = brokerAlterError(r.resourceName, nodeId, r.configs.map((c) => c.name));
+        responses.push(error ? answer(ErrorCode.INVALID_REQUEST, error) : answer(ErrorCode.NONE, null));
+      } else {
+        responses.push(answer(ErrorCode.INVALID_REQUEST, `Unknown resource type ${r.resourceType}`));
+      }
+    }
+    return { throttleTimeMs: 0, responses };
+  },
+});

@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/schema.js';
+import {
+  applyIncrementalAlter, describeBrokerConfigs, describeTopicConfigs, EFFECTIVE_TOPIC_CONFIGS, INERT_TOPIC_CONFIGS, javaDouble,
+  resolveTopicConfig, TOPIC_CONFIG_NAMES, validateTopicConfigs, type BrokerTopicDefaults,
+} from '../../src/log/topic-configs.js';
+
+const kafkaDefaults: BrokerTopicDefaults = loadConfig({});
+const all = { names: null, includeSynonyms: true, includeDocumentation: false };
+
+describe('topic config definitions', () => {
+  it('knows every Kafka 4 topic config and nothing Kafka 4 removed', () => {
+    expect(TOPIC_CONFIG_NAMES).toHaveLength(34);
+    for (const n of ['cleanup.policy', 'compression.zstd.level', 'remote.log.delete.on.disable', 'follower.replication.throttled.replicas', 'message.timestamp.after.max.ms']) {
+      expect(TOPIC_CONFIG_NAMES).toContain(n);
+    }
+    expect(TOPIC_CONFIG_NAMES).not.toContain('message.format.version');
+    expect(TOPIC_CONFIG_NAMES).not.toContain('message.timestamp.difference.max.ms');
+    expect([...EFFECTIVE_TOPIC_CONFIGS].sort()).toEqual([
+      'cleanup.policy', 'compression.type', 'delete.retention.ms', 'max.compaction.lag.ms', 'max.message.bytes', 'message.timestamp.after.max.ms',
+      'message.timestamp.before.max.ms', 'message.timestamp.type', 'min.cleanable.dirty.ratio', 'min.compaction.lag.ms', 'retention.bytes', 'retention.ms',
+    ]);
+    expect(EFFECTIVE_TOPIC_CONFIGS.length + INERT_TOPIC_CONFIGS.size).toBe(TOPIC_CONFIG_NAMES.length);
+    for (const reason of INERT_TOPIC_CONFIGS.values()) expect(reason.length).toBeGreaterThan(10);
+  });
+
+  it('prints doubles as Java does', () => {
+    expect([0.5, 1, 0, 0.25, 1e-4, 1e7].map(javaDouble)).toEqual(['0.5', '1.0', '0.0', '0.25', '1.0E-4', '1.0E7']);
+  });
+});
+
+describe('validateTopicConfigs', () => {
+  const error = (configs: Record<string, string | null>) => validateTopicConfigs(configs, kafkaDefaults);
+
+  it('accepts every config at Kafka\'s own defaults, inert ones included', () => {
+    const defaults = Object.fromEntries(describeTopicConfigs({}, kafkaDefaults, all).map((c) => [c.name, c.value!]));
+    expect(error(defaults)).toBeNull();
+    expect(error({ 'segment.ms': '3600000', 'index.interval.bytes': '8192', preallocate: 'TRUE', 'leader.replication.throttled.replicas': '0:1, 1:2' })).toBeNull();
+    expect(error({ 'cleanup.policy': 'compact, delete', 'retention.ms': '-1', 'cleanup.policy ': '' })?.message).toBe('Unknown topic config name: cleanup.policy ');
+  });
+
+  it('refuses unknown and removed names', () => {
+    expect(error({ 'retention.ms': '1', 'retention.mss': '1' })).toEqual({ name: 'retention.mss', message: 'Unknown topic config name: retention.mss' });
+    expect(error({ 'message.format.version': '3.0' })?.message).toBe('Unknown topic config name: message.format.version');
+  });
+
+  it('words value errors as Kafka\'s ConfigDef does', () => {
+    expect(error({ 'retention.ms': 'abc' })?.message).toBe('Invalid value abc for configuration retention.ms: Not a number of type LONG');
+    expect(error({ 'retention.ms': '-2' })?.message).toBe('Invalid value -2 for configuration retention.ms: Value must be at least -1');
+    expect(error({ 'retention.ms': '9223372036854775808' })?.message).toBe('Invalid value 9223372036854775808 for configuration retention.ms: Not a number of type LONG');
+    expect(error({ 'max.message.bytes': '2147483648' })?.message).toBe('Invalid value 2147483648 for configuration max.message.bytes: Not a number of type INT');
+    expect(error({ 'segment.bytes': '1000' })?.message).toBe('Invalid value 1000 for configuration segment.bytes: Value must be at least 1048576');
+    expect(error({ 'min.cleanable.dirty.ratio': '2' })?.message).toBe('Invalid value 2.0 for configuration min.cleanable.dirty.ratio: Value must be no more than 1');
+    expect(error({ 'min.cleanable.dirty.ratio': 'x' })?.message).toBe('Invalid value x for configuration min.cleanable.dirty.ratio: Not a number of type DOUBLE');
+    expect(error({ 'cleanup.policy': 'delete,compacted' })?.message).toBe('Invalid value compacted for configuration cleanup.policy: String must be one of: compact, delete');
+    expect(error({ 'compression.type': 'brotli' })?.message).toBe('Invalid value brotli for configuration compression.type: String must be one of: uncompressed, zstd, lz4, snappy, gzip, producer');
+    expect(error({ 'message.timestamp.type': 'createtime' })?.message).toBe('Invalid value createtime for configuration message.timestamp.type: String must be one of: CreateTime, LogAppendTime');
+    expect(error({ preallocate: 'yes' })?.message).toBe('Invalid value yes for configuration preallocate: Expected value to be either true or false');
+    expect(error({ 'compression.gzip.level': '0' })?.message).toBe('Invalid value 0 for configuration compression.gzip.level: Value must be between 1 and 9 or equal to -1');
+    expect(error({ 'compression.zstd.level': '23' })?.message).toBe('Invalid value 23 for configuration compression.zstd.level: Value must be no more than 22');
+    expect(error({ 'leader.replication.throttled.replicas': '0:1,x' })?.message).toBe(
+      "Invalid value [0:1, x] for configuration leader.replication.throttled.replicas: leader.replication.throttled.replicas must be the literal '*' or a list of replicas in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],...",
+    );
+  });
+
+  it('checks in Kafka\'s definition order, then the rules across configs', () => {
+    expect(error({ 'retention.ms': 'x', 'segment.bytes': 'y' })?.name).toBe('segment.bytes');
+    expect(error({ 'min.compaction.lag.ms': '10', 'max.compaction.lag.ms': '5' })?.message).toBe('conflict topic config setting min.compaction.lag.ms (10) > max.compaction.lag.ms (5)');
+    expect(validateTopicConfigs({ 'max.compaction.lag.ms': '5' }, { ...kafkaDefaults, logCleanerMinCompactionLagMs: 10 })?.name).toBe('min.compaction.lag.ms');
+    expect(error({ 'remote.storage.enable': 'true' })?.message).toBe('Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.');
+    expect(error({ 'remote.storage.enable': 'false', 'local.retention.ms': '-2' })).toBeNull();
+    expect(error({ 'retention.ms': null })?.message).toBe('Null value not supported for topic configs: retention.ms');
+  });
+});
+
+describe('resolveTopicConfig', () => {
+  it('uses Kafka\'s defaults, then the broker\'s, then the topic\'s', () => {
+    expect(resolveTopicConfig({}, kafkaDefaults)).toEqual({
+      cleanupPolicy: { delete: true, compact: false }, retentionMs: 604800000, retentionBytes: -1, deleteRetentionMs: 86400000, minCleanableDirtyRatio: 0.5,
+      minCompactionLagMs: 0, maxCompactionLagMs: 9223372036854775807, maxMessageBytes: 1048588, messageTimestampType: 'CreateTime',
+      messageTimestampBeforeMaxMs: 9223372036854775807, messageTimestampAfterMaxMs: 3600000, compressionType: 'producer',
+    });
+    const broker = { ...kafkaDefaults, logRetentionMs: 1000, logCleanupPolicy: 'compact', compressionType: 'zstd' as const, messageMaxBytes: 500 };
+    expect(resolveTopicConfig({}, broker)).toMatchObject({ retentionMs: 1000, cleanupPolicy: { delete: false, compact: true }, compressionType: 'zstd', maxMessageBytes: 500 });
+    expect(resolveTopicConfig({ 'retention.ms': ' -1 ', 'cleanup.policy': 'delete, compact', 'min.cleanable.dirty.ratio': '0.1', 'message.timestamp.type': 'LogAppendTime' }, broker))
+      .toMatchObject({ retentionMs: -1, cleanupPolicy: { delete: true, compact: true }, minCleanableDirtyRatio: 0.1, messageTimestampType: 'LogAppendTime' });
+    expect(resolveTopicConfig({ 'cleanup.policy': '' }, broker).cleanupPolicy).toEqual({ delete: false, compact: false });
+  });
+
+  it('falls back to the default for a stored value that does not parse', () => {
+    expect(resolveTopicConfig({ 'retention.ms': 'junk' }, kafkaDefaults).retentionMs).toBe(604800000);
+  });
+});
+
+describe('describeTopicConfigs', () => {
+  it('reports every config, sorted, with Kafka\'s sources and types', () => {
+    const described = describeTopicConfigs({}, kafkaDefaults, all);
+    expect(described.map((c) => c.name)).toEqual([...TOPIC_CONFIG_NAMES].sort());
+    const byName = new Map(described.map((c) => [c.name, c]));
+    expect(byName.get('cleanup.policy')).toEqual({
+      name: 'cleanup.policy', value: 'delete', readOnly: false, source: 5, isSensitive: false, configType: 7, documentation: null,
+      synonyms: [{ name: 'log.cleanup.policy', value: 'delete', source: 5 }],
+    });
+    // log.retention.ms has no default of its own in Kafka (log.retention.hours has), so Kafka lists no synonym.
+    expect(byName.get('retention.ms')).toMatchObject({ value: '604800000', source: 5, synonyms: [], configType: 5 });
+    expect(byName.get('max.message.bytes')).toMatchObject({ value: '1048588', synonyms: [{ name: 'message.max.bytes', value: '1048588', source: 5 }], configType: 3 });
+    expect(byName.get('remote.storage.enable')).toMatchObject({ value: 'false', source: 5, synonyms: [], configType: 1 });
+    expect(byName.get('min.cleanable.dirty.ratio')).toMatchObject({ value: '0.5', configType: 6 });
+    expect(byName.get('leader.replication.throttled.replicas')).toMatchObject({ value: '', configType: 7 });
+  });
+
+  it('lists the topic synonym, then the operator\'s broker default, then Kafka\'s', () => {
+    const broker = { ...kafkaDefaults, logCleanupPolicy: 'compact', logRetentionMs: 1000 };
+    const [policy, retention] = describeTopicConfigs({ 'cleanup.policy': 'delete , compact' }, broker, { ...all, names: ['cleanup.policy', 'retention.ms', 'no.such'] });
+    expect(policy).toMatchObject({
+      value: 'delete,compact', source: 1,
+      synonyms: [{ name: 'cleanup.policy', value: 'delete,compact', source: 1 }, { name: 'log.cleanup.policy', value: 'compact', source: 4 }, { name: 'log.cleanup.policy', value: 'delete', source: 5 }],
+    });
+    expect(retention).toMatchObject({ value: '1000', source: 4, synonyms: [{ name: 'log.retention.ms', value: '1000', source: 4 }] });
+  });
+
+  it('omits synonyms unless asked, and documents inert configs as such', () => {
+    const [segment] = describeTopicConfigs({ 'segment.ms': '1000' }, kafkaDefaults, { names: ['segment.ms'], includeSynonyms: false, includeDocumentation: true });
+    expect(segment).toMatchObject({ value: '1000', source: 1, synonyms: [] });
+    expect(segment!.documentation).toMatch(/Inert in pgkafka/);
+    const [retention] = describeTopicConfigs({}, kafkaDefaults, { names: ['retention.ms'], includeSynonyms: false, includeDocumentation: true });
+    expect(retention!.documentation).not.toMatch(/Inert/);
+  });
+});
+
+describe('applyIncrementalAlter', () => {
+  const apply = (current: Record<string, string>, ...ops: [string, number, string | null][]) =>
+    applyIncrementalAlter(current, ops.map(([name, configOperation, value]) => ({ name, configOperation, value })), kafkaDefaults);
+
+  it('sets, deletes, appends and subtracts', () => {
+    expect(apply({ 'retention.ms': '1' }, ['segment.ms', 0, '5'], ['retention.ms', 1, null])).toEqual({ configs: { 'segment.ms': '5' } });
+    expect(apply({}, ['cleanup.policy', 2, 'compact'])).toEqual({ configs: { 'cleanup.policy': 'delete,compact' } });
+    expect(apply({ 'cleanup.policy': 'delete,compact' }, ['cleanup.policy', 2, 'compact'])).toEqual({ configs: { 'cleanup.policy': 'delete,compact' } });
+    expect(apply({ 'cleanup.policy': 'delete,compact' }, ['cleanup.policy', 3, 'delete'])).toEqual({ configs: { 'cleanup.policy': 'compact' } });
+    expect(apply({}, ['cleanup.policy', 3, 'delete'])).toEqual({ configs: { 'cleanup.policy': '' } });
+  });
+
+  it('appends only to list configs', () => {
+    expect(apply({}, ['retention.ms', 2, '5'])).toEqual({ errorCode: 40, errorMessage: "Can't APPEND to key retention.ms because its type is not LIST." });
+    expect(apply({}, ['segment.ms', 3, '5'])).toEqual({ errorCode: 40, errorMessage: "Can't SUBTRACT to key segment.ms because its type is not LIST." });
+    expect(apply({}, ['segment.ms', 7, '5'])).toMatchObject({ errorCode: 42 });
+  });
+});
+
+describe('describeBrokerConfigs', () => {
+  it('reports the broker defaults as static, read-only configs', () => {
+    const config = loadConfig({}, { logRetentionMs: 1000, numPartitions: 3 });
+    const described = describeBrokerConfigs(config, { names: ['log.retention.ms', 'num.partitions', 'log.cleanup.policy', 'log.cleaner.min.cleanable.ratio'], includeSynonyms: true, includeDocumentation: false });
+    expect(described.map((c) => [c.name, c.value, c.source, c.readOnly])).toEqual([
+      ['log.cleaner.min.cleanable.ratio', '0.5', 5, true], ['log.cleanup.policy', 'delete', 5, true], ['log.retention.ms', '1000', 4, true], ['num.partitions', '3', 4, true],
+    ]);
+    expect(described[2]!.synonyms).toEqual([{ name: 'log.retention.ms', value: '1000', source: 4 }, { name: 'log.retention.ms', value: '604800000', source: 5 }]);
+  });
+
+  it('normalises the broker cleanup policy and refuses a bad one at start-up', () => {
+    expect(loadConfig({ PGKAFKA_LOG_CLEANUP_POLICY: 'compact, delete' }).logCleanupPolicy).toBe('compact,delete');
+    expect(() => loadConfig({ PGKAFKA_LOG_CLEANUP_POLICY: 'keep' })).toThrow(/logCleanupPolicy/);
+  });
+});
