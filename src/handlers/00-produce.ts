@@ -10,6 +10,7 @@ import { ZERO_UUID } from '../protocol/codec/types.js';
 import { ErrorCode, errorName } from '../protocol/errors.js';
 import { ProduceApi, type ProduceResponse } from '../protocol/messages/index.js';
 import { parseBatches } from '../protocol/records/index.js';
+import { applyAppendPolicy } from '../log/append-policy.js';
 import { AppendError } from '../log/log-manager.js';
 import type { IncomingBatch } from '../log/partition-log.js';
 import type { Topic } from '../log/topic-manager.js';
@@ -44,15 +45,23 @@ async function producePartition(
     return failed(index, ErrorCode.INVALID_RECORD, `Produce requests with version ${ctx.apiVersion} must have at least one record batch per partition`);
   }
   // Kafka's checks for client appends, in Kafka's order: one magic v2 batch, size, CRC-32C, offsets and counts.
-  const parsed = parseBatches(records, { mode: 'produce', produceVersion: ctx.apiVersion, maxBatchBytes: ctx.broker.config.messageMaxBytes, verifyCrc: true });
+  const config = ctx.broker.topics.topicConfig(topic);
+  const parsed = parseBatches(records, { mode: 'produce', produceVersion: ctx.apiVersion, maxBatchBytes: config.maxMessageBytes, verifyCrc: true });
   if (parsed.error) {
     return failed(index, parsed.error === 'RECORD_TOO_LARGE' ? ErrorCode.MESSAGE_TOO_LARGE : ErrorCode[parsed.error], parsed.message ?? null);
   }
-  const batches: IncomingBatch[] = parsed.batches.map((header) => ({ data: records.subarray(header.start, header.end), header }));
+  const batches: IncomingBatch[] = [];
+  let logAppendTimeMs = -1n;
+  for (const header of parsed.batches) {
+    const outcome = applyAppendPolicy({ data: records.subarray(header.start, header.end), header }, config, Date.now());
+    if (!outcome.ok) return failed(index, outcome.errorCode, outcome.message);
+    batches.push(outcome.batch);
+    logAppendTimeMs = outcome.logAppendTimeMs;
+  }
   const log = await ctx.broker.logs.partition(topic.topicId, index);
   if (!log) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   const committed = ctx.broker.logs.append(log, batches).then(
-    (result): PartitionResponse => ({ index, errorCode: ErrorCode.NONE, baseOffset: result.baseOffset, logAppendTimeMs: result.logAppendTimeMs, logStartOffset: result.logStartOffset }),
+    (result): PartitionResponse => ({ index, errorCode: ErrorCode.NONE, baseOffset: result.baseOffset, logAppendTimeMs, logStartOffset: result.logStartOffset }),
     (err: unknown): PartitionResponse => {
       if (err instanceof AppendError) return failed(index, err.errorCode, err.message);
       throw err;
