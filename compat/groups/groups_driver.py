@@ -41,6 +41,8 @@ class ConfluentMember:
             "enable.auto.commit": False, "auto.offset.reset": req.get("reset", "earliest"),
             "session.timeout.ms": req.get("session_ms", 6000), "heartbeat.interval.ms": req.get("heartbeat_ms", 500),
             "max.poll.interval.ms": req.get("max_poll_ms", 30000), "topic.metadata.refresh.interval.ms": 2000,
+            # EOF events tell when a partition's start position is resolved (position() is unset until a record comes).
+            "enable.partition.eof": True,
         }
         if req.get("instance_id"):
             conf["group.instance.id"] = req["instance_id"]
@@ -51,7 +53,10 @@ class ConfluentMember:
         self.topic = req["topic"]
         self.cooperative = req.get("strategy") == "cooperative-sticky"
 
+        self.eof = set()
+
         def assigned(consumer, parts):
+            self.eof.difference_update(p.partition for p in parts)
             on_assign(sorted(p.partition for p in parts))
             # librdkafka assigns by itself when the callback does not; say it explicitly anyway.
             if self.cooperative:
@@ -70,11 +75,15 @@ class ConfluentMember:
 
     def poll(self, timeout_s):
         """[(partition, offset, key)] of at most a handful of records."""
+        from confluent_kafka import KafkaError
         out = []
         m = self.c.poll(timeout_s)
         while m is not None:
             if m.error():
-                emit(ev="error", error=str(m.error()))
+                if m.error().code() == KafkaError._PARTITION_EOF:
+                    self.eof.add(m.partition())
+                else:
+                    emit(ev="error", error=str(m.error()))
             else:
                 out.append((m.partition(), m.offset(), None if m.key() is None else m.key().decode()))
             if len(out) >= 10:
@@ -87,8 +96,11 @@ class ConfluentMember:
         self.c.commit(offsets=[TopicPartition(self.topic, p, o) for p, o in offsets.items()], asynchronous=False)
 
     def positions(self, parts):
+        """librdkafka's position() stays unset until a record is consumed: a partition is positioned
+        once it delivered a record or reached its end (EOF) since the assignment."""
         from confluent_kafka import TopicPartition
-        return [tp.offset for tp in self.c.position([TopicPartition(self.topic, p) for p in parts])]
+        pos = [tp.offset for tp in self.c.position([TopicPartition(self.topic, p) for p in parts])]
+        return [o if o >= 0 else (0 if p in self.eof else -1) for p, o in zip(parts, pos)]
 
     def seek(self, p, o):
         from confluent_kafka import TopicPartition
@@ -275,6 +287,7 @@ def members(req):
         except Exception as e:  # reported in the answer
             errors.append("m%02d: %r" % (i, e))
 
+    started = time.time()
     threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
     for t in threads:
         t.start()
@@ -296,10 +309,12 @@ def members(req):
         while time.time() < deadline and len(consumed) < total:
             time.sleep(0.1)
         time.sleep(req.get("quiet_s", 2))  # duplicates, if any, would come now
+    with lock:
+        final = list(current)  # closing revokes: take the assignments before
     stop.set()
     for t in threads:
         t.join(30)
-    print(json.dumps({"stable": stable, "join_s": settled_at, "current": current, "assigns": assigns,
+    print(json.dumps({"stable": stable, "join_s": round(settled_at - started, 2), "current": final, "assigns": assigns,
                       "consumed": consumed, "errors": errors}))
     sys.stdout.flush()
 

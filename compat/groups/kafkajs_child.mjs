@@ -1,6 +1,6 @@
 // One kafkajs 2.2.4 group member in its own process, so a test can SIGKILL it
 // mid-batch. Same request and JSON-line events as groups_driver.py consume:
-// assign (from the GROUP_JOIN instrumentation event, with generationId),
+// assign (from the GROUP_JOIN instrumentation event),
 // ready (first fetch after a join: positions resolved), msg, commit, stall,
 // seeked, done. "stop" on stdin disconnects cleanly.
 import { createInterface } from 'node:readline';
@@ -43,7 +43,7 @@ setTimeout(() => void stop(), (req.max_s ?? 25) * 1000);
 
 consumer.on(consumer.events.GROUP_JOIN, (e) => {
   const parts = (e.payload.memberAssignment[req.topic] ?? []).slice().sort((a, b) => a - b);
-  emit({ ev: 'assign', partitions: parts, owned: parts, generationId: e.payload.generationId, memberId: e.payload.memberId, leader: e.payload.isLeader });
+  emit({ ev: 'assign', partitions: parts, owned: parts, memberId: e.payload.memberId, leader: e.payload.isLeader });
   owned = parts;
   waitingReady = parts.length > 0;
 });

@@ -13,57 +13,29 @@ import { PYTHON, runOk } from '../support/spawn.js';
 
 export type Ev = { ev: string } & Record<string, unknown>;
 
-/** A child process whose stdout is JSON lines (events); killed with SIGKILL after hardTimeoutMs whatever happens. */
-export class Proc {
+/** What a group member reports, in order; waits on it are bounded. */
+export class EventLog {
   readonly events: Ev[] = [];
   stderr = '';
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  private readonly child: ChildProcess;
+  protected done = false;
   private listeners: (() => void)[] = [];
-  private buf = '';
-  private done = false;
 
-  constructor(cmd: string, args: string[], hardTimeoutMs = 40_000, env: NodeJS.ProcessEnv = {}) {
-    this.child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), hardTimeoutMs);
-    this.child.stdin!.on('error', () => {});
-    this.child.stdout!.on('data', (d: Buffer) => {
-      this.buf += d.toString('utf8');
-      let nl;
-      while ((nl = this.buf.indexOf('\n')) >= 0) {
-        const line = this.buf.slice(0, nl);
-        this.buf = this.buf.slice(nl + 1);
-        if (line.trim() === '') continue;
-        try {
-          this.events.push(JSON.parse(line) as Ev);
-        } catch {
-          this.stderr += `(stdout) ${line}\n`;
-        }
-      }
-      this.notify();
-    });
-    this.child.stderr!.on('data', (d: Buffer) => (this.stderr += d.toString('utf8')));
-    this.exited = new Promise((resolve) =>
-      this.child.on('close', (code, signal) => {
-        clearTimeout(timer);
-        this.done = true;
-        this.notify();
-        resolve({ code, signal });
-      }),
-    );
+  push(ev: Ev) {
+    this.events.push(ev);
+    this.notify();
   }
 
-  private notify() {
+  protected notify() {
     for (const l of this.listeners.splice(0)) l();
   }
 
-  /** Resolves with the first event matching `pred` (looking at those seen already too); fails after timeoutMs or when the process ends first. */
+  /** Resolves with the first event matching `pred` (looking at those seen already too); fails after timeoutMs or when the member ends first. */
   async waitFor(pred: (e: Ev) => boolean, timeoutMs: number, what: string): Promise<Ev> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const hit = this.events.find(pred);
       if (hit) return hit;
-      if (this.done) throw new Error(`process ended before ${what}\n${this.tail()}`);
+      if (this.done) throw new Error(`member ended before ${what}\n${this.tail()}`);
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`timed out (${timeoutMs} ms) waiting for ${what}\n${this.tail()}`);
       await new Promise<void>((resolve) => {
@@ -76,10 +48,74 @@ export class Proc {
     }
   }
 
-  /** Waits until `count(events)` reaches n. */
-  waitCount(pred: (e: Ev) => boolean, n: number, timeoutMs: number, what: string): Promise<Ev> {
-    let seen = 0;
-    return this.waitFor((e) => pred(e) && ++seen >= n, timeoutMs, what).finally(() => (seen = 0));
+  /** Resolves with the n-th event matching `pred`. */
+  async waitCount(pred: (e: Ev) => boolean, n: number, timeoutMs: number, what: string): Promise<Ev> {
+    await this.waitFor(() => this.events.filter(pred).length >= n, timeoutMs, `${what} (${n} events)`);
+    return this.events.filter(pred)[n - 1]!;
+  }
+
+  msgs(): { p: number; o: number; k: string | null }[] {
+    return this.events.filter((e) => e.ev === 'msg') as never;
+  }
+
+  tail() {
+    return `--- events ---\n${this.events.slice(-15).map((e) => JSON.stringify(e)).join('\n')}\n--- stderr ---\n${this.stderr.slice(-3000)}`;
+  }
+}
+
+/** A group member: a child process (Proc) or one in this process. */
+export interface Member extends EventLog {
+  /** closes the member cleanly */
+  stop(): Promise<unknown>;
+  /** ends it without a goodbye (SIGKILL for a process) */
+  kill(): Promise<unknown>;
+}
+
+/** A child process whose stdout is JSON lines (events); killed with SIGKILL after hardTimeoutMs whatever happens. */
+export class Proc extends EventLog implements Member {
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private readonly child: ChildProcess;
+  private buf = '';
+  private raw = '';
+
+  /** stdout as text (for a client whose output is not JSON lines). */
+  stdoutText() {
+    return this.raw;
+  }
+
+  constructor(cmd: string, args: string[], hardTimeoutMs = 40_000, env: NodeJS.ProcessEnv = {}) {
+    super();
+    this.child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), hardTimeoutMs);
+    this.child.stdin!.on('error', () => {});
+    this.child.stdout!.on('data', (d: Buffer) => {
+      this.buf += d.toString('utf8');
+      this.raw += d.toString('utf8');
+      let nl;
+      while ((nl = this.buf.indexOf('\n')) >= 0) {
+        const line = this.buf.slice(0, nl);
+        this.buf = this.buf.slice(nl + 1);
+        if (line.trim() === '') continue;
+        try {
+          this.events.push(JSON.parse(line) as Ev);
+        } catch {
+          // not an event line
+        }
+      }
+      this.notify();
+    });
+    this.child.stderr!.on('data', (d: Buffer) => {
+      this.stderr += d.toString('utf8');
+      this.notify();
+    });
+    this.exited = new Promise((resolve) =>
+      this.child.on('close', (code, signal) => {
+        clearTimeout(timer);
+        this.done = true;
+        this.notify();
+        resolve({ code, signal });
+      }),
+    );
   }
 
   send(line: string) {
@@ -99,14 +135,6 @@ export class Proc {
   kill() {
     this.child.kill('SIGKILL');
     return this.exited;
-  }
-
-  msgs(): { p: number; o: number; k: string | null }[] {
-    return this.events.filter((e) => e.ev === 'msg') as never;
-  }
-
-  tail() {
-    return `--- events ---\n${this.events.slice(-15).map((e) => JSON.stringify(e)).join('\n')}\n--- stderr ---\n${this.stderr.slice(-3000)}`;
   }
 }
 
