@@ -79,10 +79,11 @@ export class Connection {
     this.socket.destroy();
   }
 
+  /** Closes the connection once what was written has gone out, whether or not the client closes its side. */
   end(): void {
     if (this.closed) return;
     this.closed = true;
-    this.socket.end();
+    this.socket.destroySoon();
   }
 
   private onData(chunk: Buffer): void {
