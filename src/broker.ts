@@ -7,6 +7,7 @@ import { GroupCoordinator } from './coordinator/group-coordinator.js';
 import { HandlerRegistry } from './handlers/registry.js';
 import { LogCleaner } from './log/log-cleaner.js';
 import { LogManager } from './log/log-manager.js';
+import { TailCache } from './log/tail-cache.js';
 import { TopicManager } from './log/topic-manager.js';
 import type { Logger } from './observability/logger.js';
 import { startMetricsServer } from './observability/metrics.js';
@@ -54,7 +55,15 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const clusterId = await clusterStore.ensureClusterId(newClusterId());
   const topics = new TopicManager(new TopicStore(pool, channels.topics), config);
   const partitionStore = new PartitionStore(pool, channels.append, channels.topics);
-  const logs = new LogManager(new LogStore(pool, channels.append), partitionStore, instanceId, config.produceFlushMaxBytes, config.logCleanerChunkBatches, log);
+  const logs = new LogManager(
+    new LogStore(pool, channels.append),
+    partitionStore,
+    instanceId,
+    config.produceFlushMaxBytes,
+    config.logCleanerChunkBatches,
+    new TailCache(config.fetchCacheMaxBytes),
+    log,
+  );
 
   const groups = new GroupCoordinator(new GroupStore(pool), topics, {
     initialRebalanceDelayMs: config.groupInitialRebalanceDelayMs,

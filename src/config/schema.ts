@@ -29,6 +29,7 @@ export const options = {
   socketRequestMaxBytes: { env: 'PGKAFKA_SOCKET_REQUEST_MAX_BYTES', schema: int(1024, 2147483647), default: 104857600, doc: "Largest request frame accepted; a larger one closes the connection (Kafka's `socket.request.max.bytes`)." },
   messageMaxBytes: { env: 'PGKAFKA_MESSAGE_MAX_BYTES', schema: int(0, 2147483647), default: 1048588, doc: "Largest record batch accepted by Produce, else MESSAGE_TOO_LARGE (Kafka's `message.max.bytes`)." },
   produceFlushMaxBytes: { env: 'PGKAFKA_PRODUCE_FLUSH_MAX_BYTES', schema: int(1024), default: 16777216, doc: 'Most bytes of batches coalesced into one PostgreSQL transaction per partition (group commit).' },
+  fetchCacheMaxBytes: { env: 'PGKAFKA_FETCH_CACHE_MAX_BYTES', schema: int(0), default: 67108864, doc: 'Memory for the newest batches of each partition, so consumers that keep up are served without a query (0 turns it off).' },
   fetchMaxWaitMsCap: { env: 'PGKAFKA_FETCH_MAX_WAIT_MS_CAP', schema: int(0), default: 30000, doc: 'Upper bound on a Fetch long-poll, whatever the client asks.' },
   shutdownTimeoutMs: { env: 'PGKAFKA_SHUTDOWN_TIMEOUT_MS', schema: int(0), default: 10000, doc: 'How long graceful shutdown waits for in-flight requests.' },
   metricsPort: { env: 'PGKAFKA_METRICS_PORT', schema: int(0, 65535), default: 9308, doc: 'Port of the Prometheus `/metrics` HTTP endpoint (0 picks a free port).' },

@@ -4,6 +4,7 @@ import type { Logger } from '../observability/logger.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { decodeRecords, readBatchHeaderAt } from '../protocol/records/index.js';
 import { PartitionLog, type AppendResult, type IncomingBatch, type PendingAppend } from './partition-log.js';
+import type { CachedBatch, TailCache } from './tail-cache.js';
 
 export class AppendError extends Error {
   constructor(
@@ -51,6 +52,7 @@ export class LogManager {
     private readonly instanceId: string,
     private readonly flushMaxBytes: number,
     private readonly cleanerChunkBatches: number,
+    private readonly tail: TailCache,
     private readonly log: Logger,
   ) {}
 
@@ -95,6 +97,7 @@ export class LogManager {
     for (const [k, p] of this.partitions) {
       if (p.topicId !== topicId) continue;
       this.partitions.delete(k);
+      this.tail.drop(p);
       p.wake();
     }
   }
@@ -127,6 +130,7 @@ export class LogManager {
     if (!change) return null;
     const moved = change.logStartOffset > p.logStartOffset;
     p.advance(change.highWatermark, change.logStartOffset);
+    this.tail.trimBelow(p, change.logStartOffset);
     if (moved) {
       this.log.info({ topic: topicName, partition: p.partition, logStartOffset: change.logStartOffset, reason }, 'log start offset advanced');
       for (const lost of change.deletedUnread) {
@@ -205,6 +209,7 @@ export class LogManager {
             for (const item of items) item.reject(new AppendError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'partition no longer exists'));
             continue;
           }
+          this.tail.append(p, rows.map((row) => cachedCopy(row, result.baseOffset + row.relativeOffset)));
           p.advance(result.highWatermark, result.logStartOffset);
           items.forEach((item, i) =>
             item.resolve({ baseOffset: result.baseOffset + firstRelative[i]!, logStartOffset: result.logStartOffset, logAppendTimeMs: -1n }),
@@ -235,6 +240,12 @@ export class LogManager {
     }
     if (offset === highWatermark || (maxBytes <= 0 && !minOne)) {
       return { errorCode: ErrorCode.NONE, highWatermark, logStartOffset, batches: [], bytes: 0 };
+    }
+    const cached = this.tail.read(p, offset, highWatermark, maxBytes, minOne);
+    if (cached) {
+      let bytes = 0;
+      for (const b of cached) bytes += b.length;
+      return { errorCode: ErrorCode.NONE, highWatermark, logStartOffset, batches: cached, bytes };
     }
     const stored = await this.store.read(p.topicId, p.partition, offset, highWatermark, maxBytes, minOne);
     let bytes = 0;
@@ -298,4 +309,15 @@ export class LogManager {
     }
     return best;
   }
+}
+
+/**
+ * The batch as PostgreSQL now holds it (base offset written in), for the
+ * tail cache. A batch that is a small view of a large request buffer is
+ * copied, so the cache does not keep whole requests alive.
+ */
+function cachedCopy(row: BatchToAppend, baseOffset: bigint): CachedBatch {
+  const data = row.data.buffer.byteLength > 2 * row.data.length + 8192 ? Buffer.from(row.data) : row.data;
+  data.writeBigInt64BE(baseOffset, 0);
+  return { baseOffset, lastOffset: baseOffset + BigInt(row.lastOffsetDelta), data };
 }

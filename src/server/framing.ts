@@ -3,41 +3,65 @@ export class FrameSizeError extends Error {}
 
 /**
  * Cuts a TCP byte stream into Kafka frames (int32 size + body), whatever the
- * chunk boundaries. Complete frames come out as Buffers that alias the input
- * when a frame lies within one chunk.
+ * chunk boundaries. A frame that lies within one chunk is returned as a view
+ * of it; the chunks of a frame that spans several are joined once, when the
+ * last of them arrives (never re-copied per chunk).
  */
 export class FrameDecoder {
-  private buffer: Buffer = Buffer.alloc(0);
-  private offset = 0;
+  private chunks: Buffer[] = [];
+  private bufferedBytes = 0;
 
   constructor(private readonly maxFrameBytes: number) {}
 
-  /** Bytes held for an incomplete frame (bounded by maxFrameBytes + 4). */
+  /** Bytes held for an incomplete frame (bounded by maxFrameBytes + 4 plus one chunk). */
   get buffered(): number {
-    return this.buffer.length - this.offset;
+    return this.bufferedBytes;
   }
 
   push(chunk: Buffer): Buffer[] {
-    if (this.offset === this.buffer.length) {
-      this.buffer = chunk;
-    } else {
-      this.buffer = Buffer.concat([this.buffer.subarray(this.offset), chunk]);
-    }
-    this.offset = 0;
+    this.chunks.push(chunk);
+    this.bufferedBytes += chunk.length;
     const frames: Buffer[] = [];
-    while (this.buffer.length - this.offset >= 4) {
-      const size = this.buffer.readInt32BE(this.offset);
+    for (;;) {
+      const size = this.peekSize();
+      if (size === null) break;
       if (size < 0 || size > this.maxFrameBytes) {
         throw new FrameSizeError(`frame of ${size} bytes is outside [0, ${this.maxFrameBytes}] (socket.request.max.bytes)`);
       }
-      if (this.buffer.length - this.offset - 4 < size) break;
-      frames.push(this.buffer.subarray(this.offset + 4, this.offset + 4 + size));
-      this.offset += 4 + size;
-    }
-    if (this.offset === this.buffer.length) {
-      this.buffer = Buffer.alloc(0);
-      this.offset = 0;
+      if (this.bufferedBytes < 4 + size) break;
+      frames.push(this.take(4 + size).subarray(4));
     }
     return frames;
+  }
+
+  /** The size prefix of the next frame, once its 4 bytes have arrived. */
+  private peekSize(): number | null {
+    if (this.bufferedBytes < 4) return null;
+    const first = this.chunks[0]!;
+    if (first.length >= 4) return first.readInt32BE(0);
+    this.chunks = [Buffer.concat(this.chunks)];
+    return this.chunks[0]!.readInt32BE(0);
+  }
+
+  /** Removes and returns the next n buffered bytes. */
+  private take(n: number): Buffer {
+    this.bufferedBytes -= n;
+    const first = this.chunks[0]!;
+    if (first.length >= n) {
+      if (first.length === n) this.chunks.shift();
+      else this.chunks[0] = first.subarray(n);
+      return first.subarray(0, n);
+    }
+    const out = Buffer.allocUnsafe(n);
+    let filled = 0;
+    while (filled < n) {
+      const c = this.chunks[0]!;
+      const used = Math.min(c.length, n - filled);
+      c.copy(out, filled, 0, used);
+      filled += used;
+      if (used === c.length) this.chunks.shift();
+      else this.chunks[0] = c.subarray(used);
+    }
+    return out;
   }
 }
