@@ -1,5 +1,8 @@
 import type pg from 'pg';
 import { boolArray, byteaArray, int2Array, int4Array, int8Array } from './binary-array.js';
+import { copyRows } from './copy-binary.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A batch to append, with its offset relative to the first offset the flush assigns. */
 export interface BatchToAppend {
@@ -52,7 +55,9 @@ WITH o AS (
 SELECT o.base, o.hw, o.log_start_offset, pg_notify($15, $16 || ':' || o.hw || ':' || o.log_start_offset) FROM o`;
 
 // Batches overlapping [from, hw), in offset order, cut where the running size
-// passes maxBytes (the caller keeps or drops the row that crosses it).
+// passes maxBytes (the caller keeps or drops the row that crosses it). Read
+// through binary COPY (no bind parameters there: every value is a number or
+// a uuid produced by this process, formatted by readQuery).
 const READ_SQL = `
 SELECT base_offset, last_offset, data FROM (
   SELECT base_offset, last_offset, data, sum(size) OVER (ORDER BY base_offset ROWS UNBOUNDED PRECEDING) - size AS before
@@ -103,20 +108,19 @@ export class LogStore {
   /** Batches holding offsets in [from, highWatermark), up to about maxBytes (always the first if minOne). */
   async read(topicId: string, partition: number, from: bigint, highWatermark: bigint, maxBytes: number, minOne: boolean): Promise<StoredBatch[]> {
     if (from >= highWatermark) return [];
-    const { rows } = await this.pool.query<{ base_offset: bigint; last_offset: bigint; data: Buffer }>(READ_SQL, [
-      topicId,
-      partition,
-      from,
-      highWatermark,
-      Math.max(maxBytes, 1),
-      1000,
-    ]);
+    if (!UUID.test(topicId)) throw new Error(`not a topic id: ${topicId}`);
+    const sql = READ_SQL.replace(/\$(\d)/g, (_, n: string) =>
+      [`'${topicId}'::uuid`, String(Math.trunc(partition)), `${BigInt(from)}::int8`, `${BigInt(highWatermark)}::int8`, String(Math.max(Math.trunc(maxBytes), 1)), '1000'][
+        Number(n) - 1
+      ]!,
+    );
+    const rows = await copyRows(this.pool, sql);
     const out: StoredBatch[] = [];
     let total = 0;
-    for (const r of rows) {
-      if (total + r.data.length > maxBytes && !(minOne && out.length === 0)) break;
-      total += r.data.length;
-      out.push({ baseOffset: r.base_offset, lastOffset: r.last_offset, data: r.data });
+    for (const [base, last, data] of rows) {
+      if (total + data!.length > maxBytes && !(minOne && out.length === 0)) break;
+      total += data!.length;
+      out.push({ baseOffset: base!.readBigInt64BE(0), lastOffset: last!.readBigInt64BE(0), data: data! });
     }
     return out;
   }
