@@ -21,16 +21,18 @@ import deleteTopics from './20-delete-topics.js';
 import deleteRecords from './21-delete-records.js';
 import describeConfigs from './32-describe-configs.js';
 import alterConfigs from './33-alter-configs.js';
+import describeLogDirs from './35-describe-log-dirs.js';
 import createPartitions from './37-create-partitions.js';
 import deleteGroups from './42-delete-groups.js';
 import incrementalAlterConfigs from './44-incremental-alter-configs.js';
 import offsetDelete from './47-offset-delete.js';
 import describeCluster from './60-describe-cluster.js';
+import describeTopicPartitions from './75-describe-topic-partitions.js';
 
 export const handlers: Handler[] = [
   produce, fetch, listOffsets, metadata, offsetCommit, offsetFetch, findCoordinator, joinGroup, heartbeat, leaveGroup,
   syncGroup, describeGroups, listGroups, apiVersions, createTopics, deleteTopics, deleteRecords, describeConfigs, alterConfigs,
-  createPartitions, deleteGroups, incrementalAlterConfigs, offsetDelete, describeCluster,
+  describeLogDirs, createPartitions, deleteGroups, incrementalAlterConfigs, offsetDelete, describeCluster, describeTopicPartitions,
 ];
 
 export class HandlerRegistry {

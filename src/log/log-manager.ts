@@ -61,6 +61,12 @@ export class LogManager {
     return this.partitionStore.addPartitions(topicId, from, to, topicName);
   }
 
+  /** Stored bytes per partition of the given topics (all when null), and the database's total size. */
+  async storedSizes(topicIds: string[] | null): Promise<{ partitions: { topicId: string; partition: number; bytes: bigint }[]; totalBytes: bigint }> {
+    const [partitions, totalBytes] = await Promise.all([this.partitionStore.partitionSizes(topicIds), this.partitionStore.databaseBytes()]);
+    return { partitions, totalBytes };
+  }
+
   /** The store's retention look-up, for the cleaner. */
   retentionTarget(p: PartitionLog, cutoffTimestamp: bigint | null, retentionBytes: number | null): Promise<bigint | null> {
     return this.partitionStore.retentionTarget(p.topicId, p.partition, cutoffTimestamp, retentionBytes);

@@ -114,4 +114,22 @@ export class PartitionStore {
     );
     return rows[0]?.ok ?? false;
   }
+
+  /** Bytes stored per partition (batch bytes as kept in PostgreSQL), for DescribeLogDirs. */
+  async partitionSizes(topicIds: readonly string[] | null): Promise<{ topicId: string; partition: number; bytes: bigint }[]> {
+    const { rows } = await this.pool.query<{ topic_id: string; partition: number; bytes: bigint }>(
+      `SELECT p.topic_id, p.partition, coalesce(sum(b.size), 0)::int8 AS bytes
+       FROM partitions p LEFT JOIN batches b USING (topic_id, partition)
+       WHERE $1::uuid[] IS NULL OR p.topic_id = ANY($1)
+       GROUP BY p.topic_id, p.partition ORDER BY p.topic_id, p.partition`,
+      [topicIds],
+    );
+    return rows.map((r) => ({ topicId: r.topic_id, partition: r.partition, bytes: r.bytes }));
+  }
+
+  /** The database's size on disk, reported as the "log dir" total. */
+  async databaseBytes(): Promise<bigint> {
+    const { rows } = await this.pool.query<{ bytes: bigint }>('SELECT pg_database_size(current_database())::int8 AS bytes');
+    return rows[0]!.bytes;
+  }
 }

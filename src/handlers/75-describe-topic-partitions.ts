@@ -1,0 +1,53 @@
+// DescribeTopicPartitions (key 75), v0 (KIP-966): topic and partition
+// metadata with a partition limit and a cursor for paging through large
+// topics, as newer admin clients use instead of Metadata.
+import { ErrorCode } from '../protocol/errors.js';
+import { DescribeTopicPartitionsApi } from '../protocol/messages/index.js';
+import type { Topic } from '../log/topic-manager.js';
+import { NOT_REQUESTED } from './authorized-operations.js';
+import { defineHandler } from './types.js';
+
+export default defineHandler({
+  codec: DescribeTopicPartitionsApi,
+  minVersion: 0,
+  maxVersion: 0,
+  async handle(ctx, request) {
+    const { topics: topicManager, logs, nodeId } = ctx.broker;
+    const requested: (Topic | string)[] =
+      request.topics.length === 0 ? await topicManager.list() : await Promise.all(request.topics.map(async (t) => (await topicManager.get(t.name)) ?? t.name));
+    requested.sort((a, b) => {
+      const [x, y] = [typeof a === 'string' ? a : a.name, typeof b === 'string' ? b : b.name];
+      return x < y ? -1 : x > y ? 1 : 0;
+    });
+    const cursor = request.cursor;
+    let budget = Math.max(1, request.responsePartitionLimit);
+    const topics = [];
+    let nextCursor: { topicName: string; partitionIndex: number } | null = null;
+    for (const t of requested) {
+      const name = typeof t === 'string' ? t : t.name;
+      if (cursor && name < cursor.topicName) continue;
+      if (typeof t === 'string') {
+        topics.push({ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name, partitions: [] });
+        continue;
+      }
+      if (budget === 0) {
+        nextCursor = { topicName: name, partitionIndex: 0 };
+        break;
+      }
+      const first = cursor && name === cursor.topicName ? cursor.partitionIndex : 0;
+      const partitions = [];
+      for (let i = first; i < t.partitionCount; i++) {
+        if (budget === 0) {
+          nextCursor = { topicName: name, partitionIndex: i };
+          break;
+        }
+        const log = await logs.partition(t.topicId, i);
+        partitions.push({ errorCode: ErrorCode.NONE, partitionIndex: i, leaderId: nodeId, leaderEpoch: log?.leaderEpoch ?? 0, replicaNodes: [nodeId], isrNodes: [nodeId], offlineReplicas: [] });
+        budget--;
+      }
+      topics.push({ errorCode: ErrorCode.NONE, name, topicId: t.topicId, isInternal: false, partitions, topicAuthorizedOperations: NOT_REQUESTED });
+      if (nextCursor) break;
+    }
+    return { throttleTimeMs: 0, topics, nextCursor };
+  },
+});
