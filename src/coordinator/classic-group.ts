@@ -39,6 +39,11 @@ export interface Member {
   heartbeatTimer: Timer | null;
 }
 
+/** Where the group reports its rebalances (a pino child logger in the broker). */
+export interface GroupLog {
+  info(fields: object, message: string): void;
+}
+
 /** Persists the group as it is now; the group awaits it where Kafka does (sync completion). */
 export type PersistGroup = (group: ClassicGroup) => Promise<void>;
 
@@ -63,6 +68,7 @@ export class ClassicGroup {
     private readonly clock: Clock,
     private readonly settings: GroupSettings,
     private readonly persist: PersistGroup,
+    private readonly log: GroupLog = { info: () => {} },
   ) {
     this.stateSince = clock.now();
   }
@@ -283,7 +289,7 @@ export class ClassicGroup {
   // ---- rebalance ---------------------------------------------------------
 
   private prepareRebalance(reason: string): void {
-    void reason;
+    this.log.info({ group: this.groupId, state: this.state, generation: this.generationId, members: this.members.size, reason }, 'preparing to rebalance');
     this.syncTimer?.cancel();
     this.syncTimer = null;
     if (this.state === 'CompletingRebalance') {
@@ -343,6 +349,7 @@ export class ClassicGroup {
     this.protocolName = this.selectProtocol();
     if (this.leaderId === null || !this.members.has(this.leaderId)) this.leaderId = this.members.keys().next().value!;
     this.setState('CompletingRebalance');
+    this.log.info({ group: this.groupId, generation: this.generationId, protocol: this.protocolName, members: this.members.size }, 'generation started');
     for (const m of this.members.values()) {
       m.isNew = false;
       const respond = m.awaitingJoin!;

@@ -80,7 +80,7 @@ export class GroupCoordinator {
   }
 
   private newGroup(groupId: string): ClassicGroup {
-    const group = new ClassicGroup(groupId, this.clock, this.settings, (g) => this.persist(g));
+    const group = new ClassicGroup(groupId, this.clock, this.settings, (g) => this.persist(g), this.log);
     this.groups.set(groupId, group);
     return group;
   }

@@ -9,7 +9,7 @@
 // refused with INVALID_REQUEST.
 import { ErrorCode } from '../protocol/errors.js';
 import { IncrementalAlterConfigsApi } from '../protocol/messages/index.js';
-import { alterResourceError, applyIncrementalAlter, brokerAlterError, ConfigResourceType } from '../log/topic-configs.js';
+import { alterRequestErrors, applyIncrementalAlter, brokerAlterError, ConfigResourceType } from '../log/topic-configs.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -18,12 +18,11 @@ export default defineHandler({
   maxVersion: 1,
   async handle(ctx, request) {
     const { topics, nodeId, config } = ctx.broker;
-    const seen = new Map<string, number>();
-    for (const r of request.resources) seen.set(`${r.resourceType}:${r.resourceName}`, (seen.get(`${r.resourceType}:${r.resourceName}`) ?? 0) + 1);
+    const requestErrors = alterRequestErrors(request.resources);
     const responses = [];
-    for (const r of request.resources) {
+    for (const [i, r] of request.resources.entries()) {
       const answer = (errorCode: number, errorMessage: string | null) => ({ errorCode, errorMessage, resourceType: r.resourceType, resourceName: r.resourceName });
-      const requestError = seen.get(`${r.resourceType}:${r.resourceName}`)! > 1 ? 'Each resource must appear at most once.' : alterResourceError(r.configs);
+      const requestError = requestErrors[i];
       if (requestError) {
         responses.push(answer(ErrorCode.INVALID_REQUEST, requestError));
         continue;

@@ -425,6 +425,18 @@ export function alterResourceError(configs: { name: string; value: string | null
 }
 
 /**
+ * The request-level error of each resource of an AlterConfigs or
+ * IncrementalAlterConfigs request: a resource named twice, or
+ * alterResourceError. One entry per resource, null when it is well formed.
+ */
+export function alterRequestErrors(resources: { resourceType: number; resourceName: string; configs: { name: string; value: string | null; configOperation?: number }[] }[]): (string | null)[] {
+  const key = (r: { resourceType: number; resourceName: string }) => `${r.resourceType}:${r.resourceName}`;
+  const seen = new Map<string, number>();
+  for (const r of resources) seen.set(key(r), (seen.get(key(r)) ?? 0) + 1);
+  return resources.map((r) => (seen.get(key(r))! > 1 ? 'Each resource must appear at most once.' : alterResourceError(r.configs)));
+}
+
+/**
  * An alteration of this broker's configs: the resource name must be empty
  * (cluster default) or this node's id, and every pgkafka broker config is
  * static, so any change is refused as Kafka refuses a non-dynamic config

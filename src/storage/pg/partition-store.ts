@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { inTransaction, Rollback } from './pool.js';
 
 export interface LogStartChange {
   logStartOffset: bigint;
@@ -47,25 +48,21 @@ export class PartitionStore {
    * the new start are deleted afterwards by deleteBelowLogStart.
    */
   async advanceLogStart(topicId: string, topicName: string, partition: number, target: bigint, notifyPrefix: string): Promise<LogStartChange | null> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    return inTransaction(this.pool, async (client) => {
       const locked = await client.query<{ old_start: bigint }>(
         'SELECT log_start_offset AS old_start FROM partitions WHERE topic_id = $1 AND partition = $2 FOR UPDATE',
         [topicId, partition],
       );
+      const oldStart = locked.rows[0]?.old_start;
+      if (oldStart === undefined) throw new Rollback(null);
       const { rows } = await client.query<{ new_start: bigint; hw: bigint }>(
         `UPDATE partitions SET log_start_offset = greatest(log_start_offset, least($3::int8, next_offset))
          WHERE topic_id = $1 AND partition = $2 RETURNING log_start_offset AS new_start, next_offset AS hw`,
         [topicId, partition, target],
       );
-      const row = rows[0] && locked.rows[0] ? { ...rows[0], old_start: locked.rows[0].old_start } : undefined;
-      if (!row) {
-        await client.query('ROLLBACK');
-        return null;
-      }
+      const row = rows[0]!;
       let deletedUnread: { groupId: string; records: bigint }[] = [];
-      if (row.new_start > row.old_start) {
+      if (row.new_start > oldStart) {
         const lost = await client.query<{ group_id: string; records: bigint }>(
           `WITH lost AS (
              SELECT group_id, $3::int8 - greatest(committed_offset, $4::int8) AS records
@@ -77,19 +74,13 @@ export class PartitionStore {
                SET records = deleted_unread.records + excluded.records, last_deleted_at = now()
            )
            SELECT group_id, records FROM lost WHERE records > 0 ORDER BY group_id`,
-          [topicName, partition, row.new_start, row.old_start],
+          [topicName, partition, row.new_start, oldStart],
         );
         deletedUnread = lost.rows.map((r) => ({ groupId: r.group_id, records: r.records }));
         await client.query('SELECT pg_notify($1, $2)', [this.appendChannel, `${notifyPrefix}:${row.hw}:${row.new_start}`]);
       }
-      await client.query('COMMIT');
       return { logStartOffset: row.new_start, highWatermark: row.hw, deletedUnread };
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /** Deletes up to `limit` batches lying wholly below the log start; returns how many went (bounded chunks keep the cleaner from stalling appends). */

@@ -39,3 +39,28 @@ export function createClient(options: Omit<PoolOptions, 'max'>): pg.Client {
     options: `-c search_path=${options.schema}`,
   });
 }
+
+/** Thrown inside inTransaction to roll back and return `value` instead of committing. */
+export class Rollback<T> {
+  constructor(readonly value: T) {}
+}
+
+/**
+ * Runs `work` in one transaction on one pooled connection: COMMIT when it
+ * returns, ROLLBACK when it throws (a thrown Rollback returns its value).
+ */
+export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    if (err instanceof Rollback) return err.value as T;
+    throw err;
+  } finally {
+    client.release();
+  }
+}

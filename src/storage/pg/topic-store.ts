@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { inTransaction, Rollback } from './pool.js';
 
 export interface TopicRow {
   topicId: string;
@@ -56,48 +57,26 @@ export class TopicStore {
    * are. False if the topic does not exist.
    */
   async updateConfigs(topicId: string, change: (current: Record<string, string>) => Record<string, string> | null): Promise<boolean> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    return inTransaction(this.pool, async (client) => {
       const { rows } = await client.query<{ name: string; configs: Record<string, string> }>('SELECT name, configs FROM topics WHERE topic_id = $1 FOR UPDATE', [topicId]);
       const next = rows[0] ? change(rows[0].configs) : null;
-      if (!rows[0] || next === null) {
-        await client.query('ROLLBACK');
-        return rows.length > 0;
-      }
+      if (!rows[0] || next === null) throw new Rollback(rows.length > 0);
       await client.query('UPDATE topics SET configs = $2 WHERE topic_id = $1', [topicId, JSON.stringify(next)]);
       await client.query('SELECT pg_notify($1, $2)', [this.topicsChannel, rows[0].name]);
-      await client.query('COMMIT');
       return true;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /** Deletes the topic, its partitions and every stored batch; false if it did not exist. */
   async delete(topicId: string): Promise<boolean> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    return inTransaction(this.pool, async (client) => {
       const { rows } = await client.query<{ name: string }>('DELETE FROM topics WHERE topic_id = $1 RETURNING name', [topicId]);
-      if (rows.length === 0) {
-        await client.query('ROLLBACK');
-        return false;
-      }
+      if (rows.length === 0) throw new Rollback(false);
       await client.query('DELETE FROM batches WHERE topic_id = $1', [topicId]);
       // Kafka drops a deleted topic's committed offsets too.
       await client.query('DELETE FROM committed_offsets WHERE topic = $1', [rows[0]!.name]);
       await client.query('SELECT pg_notify($1, $2)', [this.topicsChannel, rows[0]!.name]);
-      await client.query('COMMIT');
       return true;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
 }
