@@ -19,6 +19,7 @@ import { LagStore } from './storage/pg/lag-store.js';
 import { LogStore } from './storage/pg/log-store.js';
 import { migrate } from './storage/pg/migrate.js';
 import { PartitionStore } from './storage/pg/partition-store.js';
+import { ProducerStore } from './storage/pg/producer-store.js';
 import { Notifications } from './storage/pg/notifications.js';
 import { createPool } from './storage/pg/pool.js';
 import { TopicStore } from './storage/pg/topic-store.js';
@@ -54,6 +55,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const clusterStore = new ClusterStore(pool);
   const clusterId = await clusterStore.ensureClusterId(newClusterId());
   const topics = new TopicManager(new TopicStore(pool, channels.topics), config);
+  const producerStore = new ProducerStore(pool);
   const partitionStore = new PartitionStore(pool, channels.append, channels.topics);
   const logs = new LogManager(
     new LogStore(pool, channels.append),
@@ -62,6 +64,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     config.produceFlushMaxBytes,
     config.logCleanerChunkBatches,
     new TailCache(config.fetchCacheMaxBytes),
+    producerStore,
     log,
   );
 

@@ -19,6 +19,7 @@ import apiVersions from './18-api-versions.js';
 import createTopics from './19-create-topics.js';
 import deleteTopics from './20-delete-topics.js';
 import deleteRecords from './21-delete-records.js';
+import initProducerId from './22-init-producer-id.js';
 import describeConfigs from './32-describe-configs.js';
 import alterConfigs from './33-alter-configs.js';
 import describeLogDirs from './35-describe-log-dirs.js';
@@ -31,7 +32,7 @@ import describeTopicPartitions from './75-describe-topic-partitions.js';
 
 export const handlers: Handler[] = [
   produce, fetch, listOffsets, metadata, offsetCommit, offsetFetch, findCoordinator, joinGroup, heartbeat, leaveGroup,
-  syncGroup, describeGroups, listGroups, apiVersions, createTopics, deleteTopics, deleteRecords, describeConfigs, alterConfigs,
+  syncGroup, describeGroups, listGroups, apiVersions, createTopics, deleteTopics, deleteRecords, initProducerId, describeConfigs, alterConfigs,
   describeLogDirs, createPartitions, deleteGroups, incrementalAlterConfigs, offsetDelete, describeCluster, describeTopicPartitions,
 ];
 

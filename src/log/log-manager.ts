@@ -5,6 +5,9 @@ import { ErrorCode } from '../protocol/errors.js';
 import { decodeRecords, readBatchHeaderAt } from '../protocol/records/index.js';
 import { PartitionLog, type AppendResult, type IncomingBatch, type PendingAppend } from './partition-log.js';
 import type { CachedBatch, TailCache } from './tail-cache.js';
+import { checkSequence, PRODUCER_BATCHES_KEPT, recordAppend, type ProducerEntry, type SequenceCheck } from './producer-state.js';
+import type { BatchHeader } from '../protocol/records/index.js';
+import type { ProducerStore } from '../storage/pg/producer-store.js';
 
 export class AppendError extends Error {
   constructor(
@@ -13,6 +16,11 @@ export class AppendError extends Error {
   ) {
     super(message);
   }
+}
+
+interface SequencedBatch {
+  item: PendingAppend;
+  header: BatchHeader;
 }
 
 export interface ReadResult {
@@ -53,6 +61,7 @@ export class LogManager {
     private readonly flushMaxBytes: number,
     private readonly cleanerChunkBatches: number,
     private readonly tail: TailCache,
+    private readonly producerStore: ProducerStore,
     private readonly log: Logger,
   ) {}
 
@@ -65,6 +74,11 @@ export class LogManager {
   async storedSizes(topicIds: string[] | null): Promise<{ partitions: { topicId: string; partition: number; bytes: bigint }[]; totalBytes: bigint }> {
     const [partitions, totalBytes] = await Promise.all([this.partitionStore.partitionSizes(topicIds), this.partitionStore.databaseBytes()]);
     return { partitions, totalBytes };
+  }
+
+  /** A producer id for InitProducerId, unique across every broker sharing the database. */
+  allocateProducerId(): Promise<bigint> {
+    return this.producerStore.allocateProducerId();
   }
 
   /** The store's retention look-up, for the cleaner. */
@@ -96,6 +110,11 @@ export class LogManager {
       p.leaderEpoch = state.leaderEpoch;
       p.advance(state.highWatermark, state.logStartOffset);
     }
+  }
+
+  /** Compaction rewrote the partition's batches below `offset`: this process's tail cache stops serving their old bytes. */
+  forgetCachedBelow(p: PartitionLog, offset: bigint): void {
+    this.tail.trimBelow(p, offset);
   }
 
   /** Forget a deleted topic's partitions; parked fetches wake and see it gone. */
@@ -185,7 +204,16 @@ export class LogManager {
     p.flushing = true;
     try {
       while (p.pending.length > 0) {
-        const items = this.takeFlush(p);
+        const taken = this.takeFlush(p);
+        let items: PendingAppend[];
+        let sequenced: SequencedBatch[];
+        try {
+          ({ items, sequenced } = await this.checkSequences(p, taken));
+        } catch (err) {
+          this.failFlush(p, taken, err);
+          continue;
+        }
+        if (items.length === 0) continue;
         const rows: BatchToAppend[] = [];
         const firstRelative: bigint[] = [];
         let relative = 0n;
@@ -215,19 +243,77 @@ export class LogManager {
             for (const item of items) item.reject(new AppendError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'partition no longer exists'));
             continue;
           }
+          const position = new Map(items.map((item, i) => [item, i]));
+          for (const s of sequenced) {
+            const offset = result.baseOffset + firstRelative[position.get(s.item)!]!;
+            p.producers.set(s.header.producerId, recordAppend(p.producers.get(s.header.producerId), s.header, offset));
+          }
           this.tail.append(p, rows.map((row) => cachedCopy(row, result.baseOffset + row.relativeOffset)));
           p.advance(result.highWatermark, result.logStartOffset);
           items.forEach((item, i) =>
             item.resolve({ baseOffset: result.baseOffset + firstRelative[i]!, logStartOffset: result.logStartOffset, logAppendTimeMs: -1n }),
           );
         } catch (err) {
-          this.log.error({ err: (err as Error).message, code: 'PGKAFKA_APPEND_FAILED', topicId: p.topicId, partition: p.partition }, 'append failed');
-          for (const item of items) item.reject(new AppendError(ErrorCode.KAFKA_STORAGE_ERROR, (err as Error).message));
+          this.failFlush(p, items, err);
         }
       }
     } finally {
       p.flushing = false;
     }
+  }
+
+  /**
+   * The statement failed, perhaps after PostgreSQL committed it: the
+   * producers' states are read back from the log before their retries are
+   * checked, so a retry of a stored batch is recognised as a duplicate.
+   */
+  private failFlush(p: PartitionLog, items: PendingAppend[], err: unknown): void {
+    this.log.error({ err: (err as Error).message, code: 'PGKAFKA_APPEND_FAILED', topicId: p.topicId, partition: p.partition }, 'append failed');
+    for (const item of items) {
+      for (const { header } of item.batches) p.producers.delete(header.producerId);
+      item.reject(new AppendError(ErrorCode.KAFKA_STORAGE_ERROR, (err as Error).message));
+    }
+  }
+
+  /**
+   * Idempotent producers' sequence checks, in queue order, for one flush:
+   * duplicates are answered with their original offset, refusals with their
+   * error; the rest are returned to be appended, with the batches whose
+   * producer state the commit will advance.
+   */
+  private async checkSequences(p: PartitionLog, items: PendingAppend[]): Promise<{ items: PendingAppend[]; sequenced: SequencedBatch[] }> {
+    const unknown = new Set<bigint>();
+    for (const item of items) for (const { header } of item.batches) if (header.producerId >= 0n && !p.producers.has(header.producerId)) unknown.add(header.producerId);
+    for (const producerId of unknown) {
+      const batches = await this.producerStore.lastBatches(p.topicId, p.partition, producerId, PRODUCER_BATCHES_KEPT);
+      p.producers.set(producerId, { producerEpoch: batches.at(-1)?.producerEpoch ?? -1, batches });
+    }
+    const working = new Map<bigint, ProducerEntry | undefined>();
+    const accepted: PendingAppend[] = [];
+    const sequenced: SequencedBatch[] = [];
+    for (const item of items) {
+      let outcome: SequenceCheck = { kind: 'append' };
+      const pending: SequencedBatch[] = [];
+      for (const { header } of item.batches) {
+        if (header.producerId < 0n) continue;
+        const entry = working.has(header.producerId) ? working.get(header.producerId) : p.producers.get(header.producerId);
+        outcome = checkSequence(entry, header);
+        if (outcome.kind !== 'append') break;
+        working.set(header.producerId, recordAppend(entry, header, -1n));
+        pending.push({ item, header });
+      }
+      if (outcome.kind === 'error') {
+        item.reject(new AppendError(outcome.errorCode, outcome.message));
+      } else if (outcome.kind === 'duplicate') {
+        // A retry of a batch still in this flush has no offset yet: Kafka's DUPLICATE_SEQUENCE_NUMBER, which clients take as success.
+        if (outcome.baseOffset < 0n) item.reject(new AppendError(ErrorCode.DUPLICATE_SEQUENCE_NUMBER, 'duplicate of a batch being appended'));
+        else item.resolve({ baseOffset: outcome.baseOffset, logStartOffset: p.logStartOffset, logAppendTimeMs: -1n });
+      } else {
+        accepted.push(item);
+        sequenced.push(...pending);
+      }
+    }
+    return { items: accepted, sequenced };
   }
 
   private takeFlush(p: PartitionLog): PendingAppend[] {

@@ -1,4 +1,5 @@
 import type { BatchHeader } from '../protocol/records/index.js';
+import type { ProducerEntry } from './producer-state.js';
 
 /** A produced batch: its bytes (a view into the request) and its parsed header. */
 export interface IncomingBatch {
@@ -29,6 +30,8 @@ export class PartitionLog {
   logStartOffset = 0n;
   leaderEpoch = 0;
   readonly pending: PendingAppend[] = [];
+  /** Idempotent producers' state on this partition, read from the log on first use. */
+  readonly producers = new Map<bigint, ProducerEntry>();
   flushing = false;
   private readonly waiters = new Set<() => void>();
 

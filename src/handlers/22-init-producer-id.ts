@@ -1,0 +1,35 @@
+// InitProducerId (key 22), v0-5 (v6, two-phase commit, is unstable in Kafka
+// and not advertised). v1: same as v0. v2: flexible. v3: an existing
+// producer id and epoch may be passed to bump the epoch (KIP-360).
+// v4: same as v3. v5: same as v4.
+// Idempotent producers get a producer id unique across every broker sharing
+// the database. Transactional ids are not served yet: the transaction APIs
+// (AddPartitionsToTxn, EndTxn, …) are not advertised, so clients refuse to
+// start transactions before they get here.
+import { ErrorCode } from '../protocol/errors.js';
+import { InitProducerIdApi } from '../protocol/messages/index.js';
+import { defineHandler } from './types.js';
+
+const MAX_EPOCH = 32767;
+/** Kafka's transaction.max.timeout.ms default. */
+const MAX_TRANSACTION_TIMEOUT_MS = 900_000;
+
+export default defineHandler({
+  codec: InitProducerIdApi,
+  minVersion: 0,
+  maxVersion: 5,
+  async handle(ctx, request) {
+    const failed = (errorCode: number) => ({ throttleTimeMs: 0, errorCode, producerId: -1n, producerEpoch: -1 });
+    if (request.transactionalId !== null) {
+      if (request.transactionTimeoutMs <= 0 || request.transactionTimeoutMs > MAX_TRANSACTION_TIMEOUT_MS) return failed(ErrorCode.INVALID_TRANSACTION_TIMEOUT);
+      ctx.log.info({ transactionalId: request.transactionalId }, 'transactional producer refused: transactions are not served yet');
+      return failed(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+    }
+    // KIP-360: an idempotent producer that lost track of its sequences asks for the next epoch of its id.
+    if (request.producerId >= 0n && request.producerEpoch >= 0) {
+      if (request.producerEpoch < MAX_EPOCH) return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId: request.producerId, producerEpoch: request.producerEpoch + 1 };
+    }
+    const producerId = await ctx.broker.logs.allocateProducerId();
+    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId, producerEpoch: 0 };
+  },
+});
