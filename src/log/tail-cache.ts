@@ -20,7 +20,7 @@ interface PartitionTail {
 export class TailCache {
   private readonly tails = new Map<object, PartitionTail>();
   /** Every cached batch in insertion order, for eviction. */
-  private order: { owner: object; batch: CachedBatch }[] = [];
+  private order: ({ owner: object; batch: CachedBatch } | null)[] = [];
   private orderHead = 0;
   private readonly live = new Set<CachedBatch>();
   private bytes = 0;
@@ -93,17 +93,20 @@ export class TailCache {
 
   private evict(): void {
     while (this.bytes > this.maxBytes && this.orderHead < this.order.length) {
-      const { owner, batch } = this.order[this.orderHead++]!;
-      const tail = this.tails.get(owner);
-      if (tail && tail.batches[0] === batch) {
+      const entry = this.order[this.orderHead]!;
+      this.order[this.orderHead++] = null; // spent: must not keep the batch alive
+      if (!entry) continue;
+      const tail = this.tails.get(entry.owner);
+      if (tail && tail.batches[0] === entry.batch) {
         tail.batches.shift();
-        this.forget(batch);
+        this.forget(entry.batch);
       }
     }
-    // Compact the eviction queue once most of it is spent or stale, so
-    // dropped batches are not kept alive by it.
-    if (this.order.length > 1024 && this.order.length > 2 * this.live.size) {
-      this.order = this.order.slice(this.orderHead).filter((e) => this.live.has(e.batch));
+    // Compact the queue once it is mostly spent, or mostly batches already
+    // dropped or trimmed, so neither keeps memory alive.
+    const queued = this.order.length - this.orderHead;
+    if (this.orderHead > 1024 || queued > 2 * this.live.size + 64) {
+      this.order = this.order.slice(this.orderHead).filter((e) => e !== null && this.live.has(e.batch));
       this.orderHead = 0;
     }
   }

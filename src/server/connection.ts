@@ -11,15 +11,17 @@ import { FrameDecoder, FrameSizeError } from './framing.js';
 
 const API_VERSIONS_KEY = 18;
 const PRODUCE_KEY = 0;
-/** Produce requests of one connection whose responses may be outstanding at once. */
+/** Produce requests of one connection whose responses may be outstanding at once, and their bytes. */
 const MAX_PIPELINED = 32;
+const MAX_PIPELINED_BYTES = 16 * 1024 * 1024;
 
 interface ResponseSlot {
   ready: boolean;
   bytes: Buffer[] | null;
 }
-/** Frames read but not yet handled before the socket stops reading (backpressure). */
+/** Frames (and bytes of them) read but not yet handled before the socket stops reading (backpressure). */
 const MAX_QUEUED_FRAMES = 64;
+const MAX_QUEUED_BYTES = 16 * 1024 * 1024;
 
 /**
  * One client connection. Requests are taken in arrival order and responses
@@ -33,6 +35,8 @@ export class Connection {
   private readonly decoder: FrameDecoder;
   private readonly queue: Buffer[] = [];
   private readonly responses: ResponseSlot[] = [];
+  private queuedBytes = 0;
+  private pipelinedBytes = 0;
   private readonly responseWaiters: (() => void)[] = [];
   private processing = false;
   private closed = false;
@@ -56,6 +60,7 @@ export class Connection {
     socket.on('close', () => {
       this.closed = true;
       this.queue.length = 0;
+      this.queuedBytes = 0;
       for (const resolve of this.responseWaiters.splice(0)) resolve();
     });
   }
@@ -96,7 +101,8 @@ export class Connection {
     }
     if (frames.length === 0) return;
     this.queue.push(...frames);
-    if (this.queue.length >= MAX_QUEUED_FRAMES && !this.paused) {
+    for (const f of frames) this.queuedBytes += f.length;
+    if ((this.queue.length >= MAX_QUEUED_FRAMES || this.queuedBytes >= MAX_QUEUED_BYTES) && !this.paused) {
       this.socket.pause();
       this.paused = true;
     }
@@ -121,15 +127,16 @@ export class Connection {
   private async handleQueuedFrames(): Promise<void> {
     while (this.queue.length > 0 && !this.closed) {
       const frame = this.queue.shift()!;
+      this.queuedBytes -= frame.length;
       // Only Produce requests overlap (each queues its batches before the
       // next is read); any other request first waits for every earlier
       // response, so it sees their effects, as on Kafka.
       const pipelined = frame.length >= 2 && frame.readInt16BE(0) === PRODUCE_KEY;
-      if (!pipelined || this.responses.length >= MAX_PIPELINED) await this.responsesWritten();
+      if (!pipelined || this.responses.length >= MAX_PIPELINED || this.pipelinedBytes + frame.length > MAX_PIPELINED_BYTES) await this.responsesWritten();
       await this.handleFrame(frame);
       // A client that stops reading responses stops being served: no unbounded buffering of fetched batches.
       if (this.socket.writableNeedDrain && !this.closed) await this.drainOrClose();
-      if (this.paused && this.queue.length < MAX_QUEUED_FRAMES / 2 && !this.broker.shuttingDown) {
+      if (this.paused && this.queue.length < MAX_QUEUED_FRAMES / 2 && this.queuedBytes < MAX_QUEUED_BYTES / 2 && !this.broker.shuttingDown) {
         this.paused = false;
         this.socket.resume();
       }
@@ -219,7 +226,12 @@ export class Connection {
       failed(err);
       return;
     }
-    if (response instanceof Deferred) this.respondInOrder(response.result.then(encode, failed));
+    if (response instanceof Deferred) {
+      // The request's bytes stay referenced (its batches) until the commit answers it.
+      this.pipelinedBytes += frame.length;
+      const settled = response.result.finally(() => (this.pipelinedBytes -= frame.length));
+      this.respondInOrder(settled.then(encode, failed));
+    }
     else this.respondInOrder(encode(response));
   }
 

@@ -80,6 +80,17 @@ describe('TailCache', () => {
       if (i % 100 === 99) cache.drop(p);
     }
     expect(cache.size).toBeLessThanOrEqual(1000);
-    expect((cache as unknown as { order: unknown[] }).order.length).toBeLessThan(2100);
+    const queue = (cache as unknown as { order: unknown[] }).order;
+    expect(queue.filter((e) => e !== null).length).toBeLessThan(2 * 100 + 64 + 1);
+  });
+
+  it('does not keep evicted batches alive through its eviction queue', () => {
+    const cache = new TailCache(1000);
+    const p = {};
+    for (let i = 0; i < 5000; i++) cache.append(p, [batch(i, 1, 100)]);
+    expect(cache.size).toBe(1000);
+    const held = (cache as unknown as { order: ({ batch: CachedBatch } | null)[] }).order.filter((e) => e !== null);
+    // Only the ten batches still cached are referenced.
+    expect(held.length).toBe(10);
   });
 });
