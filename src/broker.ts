@@ -5,6 +5,7 @@ import type { BrokerContext } from './broker-context.js';
 import type { Config } from './config/schema.js';
 import { GroupCoordinator } from './coordinator/group-coordinator.js';
 import { HandlerRegistry } from './handlers/registry.js';
+import { Compactor } from './log/compactor.js';
 import { LogCleaner } from './log/log-cleaner.js';
 import { LogManager } from './log/log-manager.js';
 import { TailCache } from './log/tail-cache.js';
@@ -13,6 +14,7 @@ import type { Logger } from './observability/logger.js';
 import { startMetricsServer } from './observability/metrics.js';
 import { KafkaServer } from './server/server.js';
 import { ClusterStore, type BrokerRow } from './storage/pg/cluster-store.js';
+import { CompactionStore } from './storage/pg/compaction-store.js';
 import { GroupStore } from './storage/pg/group-store.js';
 import { openDatabase, type Database } from './storage/pg/database.js';
 import { LagStore } from './storage/pg/lag-store.js';
@@ -29,7 +31,7 @@ const BROKER_LIVENESS_MS = 15000;
 
 export interface RunningBroker {
   port: number;
-  /** The retention cleaner (tests run passes on demand). */
+  /** The retention cleaner and compactor (tests run passes on demand). */
   cleaner: LogCleaner;
   /** Port of the /metrics endpoint, if enabled. */
   metricsPort: number | null;
@@ -122,7 +124,8 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
       .catch((err: Error) => log.warn({ err: err.message, code: 'PGKAFKA_HEARTBEAT_FAILED' }, 'broker heartbeat failed'));
   }, BROKER_HEARTBEAT_MS);
   heartbeat.unref();
-  const cleaner = new LogCleaner(topics, logs, config.logRetentionCheckIntervalMs, log);
+  const compactor = new Compactor(new CompactionStore(pool), logs, config.logCleanerChunkBatches, log);
+  const cleaner = new LogCleaner(topics, logs, config.logRetentionCheckIntervalMs, log, compactor);
   cleaner.start();
   const metrics = config.metricsEnabled
     ? await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, lagStore: new LagStore(pool), log })

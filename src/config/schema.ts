@@ -51,7 +51,7 @@ export const options = {
   logMessageTimestampType: { env: 'PGKAFKA_LOG_MESSAGE_TIMESTAMP_TYPE', schema: z.enum(['CreateTime', 'LogAppendTime']), default: 'CreateTime', doc: "Default `message.timestamp.type` of topics (Kafka's `log.message.timestamp.type`)." },
   compressionType: { env: 'PGKAFKA_COMPRESSION_TYPE', schema: z.enum(['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer']), default: 'producer', doc: "Default `compression.type` of topics; `producer` keeps the producer's codec (Kafka's `compression.type`)." },
   logRetentionCheckIntervalMs: { env: 'PGKAFKA_LOG_RETENTION_CHECK_INTERVAL_MS', schema: int(100), default: 300000, doc: "How often the retention cleaner looks for batches to delete (Kafka's `log.retention.check.interval.ms`)." },
-  logCleanerChunkBatches: { env: 'PGKAFKA_LOG_CLEANER_CHUNK_BATCHES', schema: int(1), default: 1000, doc: 'Most batches one cleaner statement deletes, so cleaning never holds up produce or fetch for long.' },
+  logCleanerChunkBatches: { env: 'PGKAFKA_LOG_CLEANER_CHUNK_BATCHES', schema: int(1), default: 1000, doc: 'Most batches one cleaner statement deletes or compacts, so cleaning never holds up produce or fetch for long.' },
   logLevel: { env: 'PGKAFKA_LOG_LEVEL', schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', doc: 'pino log level; `debug` logs every request.' },
 } as const;
 

@@ -1,10 +1,15 @@
 // The retention cleaner: every log.retention.check.interval.ms it moves each
 // partition's log start past the batches that retention.ms or
 // retention.bytes no longer keep (topics whose cleanup.policy includes
-// "delete"), then deletes those batches in bounded chunks.
+// "delete"), then deletes those batches in bounded chunks. In the same pass
+// the compactor cleans the partitions of topics whose cleanup.policy
+// includes "compact" (after retention, so it does not rewrite what is about
+// to go).
 import type { Logger } from '../observability/logger.js';
+import type { Compactor } from './compactor.js';
 import type { LogManager } from './log-manager.js';
-import type { TopicManager } from './topic-manager.js';
+import type { TopicConfig } from './topic-configs.js';
+import type { Topic, TopicManager } from './topic-manager.js';
 
 export class LogCleaner {
   private timer: NodeJS.Timeout | null = null;
@@ -15,6 +20,7 @@ export class LogCleaner {
     private readonly logs: LogManager,
     private readonly intervalMs: number,
     private readonly log: Logger,
+    private readonly compactor: Compactor | null = null,
   ) {}
 
   start(): void {
@@ -39,16 +45,21 @@ export class LogCleaner {
   private async pass(now: number): Promise<void> {
     for (const topic of await this.topics.list()) {
       const config = this.topics.topicConfig(topic);
-      if (!config.cleanupPolicy.delete) continue;
-      const cutoff = config.retentionMs >= 0 ? BigInt(now - config.retentionMs) : null;
-      const bytes = config.retentionBytes >= 0 ? config.retentionBytes : null;
-      if (cutoff === null && bytes === null) continue;
-      for (let i = 0; i < topic.partitionCount; i++) {
-        const p = await this.logs.partition(topic.topicId, i);
-        if (!p || p.logStartOffset >= p.highWatermark) continue;
-        const target = await this.logs.retentionTarget(p, cutoff, bytes);
-        if (target !== null && target > p.logStartOffset) await this.logs.advanceLogStart(p, topic.name, target, 'retention');
-      }
+      await this.applyRetention(topic, config, now);
+      if (config.cleanupPolicy.compact && this.compactor) await this.compactor.compactTopic(topic, config, now);
+    }
+  }
+
+  private async applyRetention(topic: Topic, config: TopicConfig, now: number): Promise<void> {
+    if (!config.cleanupPolicy.delete) return;
+    const cutoff = config.retentionMs >= 0 ? BigInt(now - config.retentionMs) : null;
+    const bytes = config.retentionBytes >= 0 ? config.retentionBytes : null;
+    if (cutoff === null && bytes === null) return;
+    for (let i = 0; i < topic.partitionCount; i++) {
+      const p = await this.logs.partition(topic.topicId, i);
+      if (!p || p.logStartOffset >= p.highWatermark) continue;
+      const target = await this.logs.retentionTarget(p, cutoff, bytes);
+      if (target !== null && target > p.logStartOffset) await this.logs.advanceLogStart(p, topic.name, target, 'retention');
     }
   }
 }

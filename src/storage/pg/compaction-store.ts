@@ -51,7 +51,7 @@ WITH p AS (
          greatest(p.log_start_offset, coalesce(c.cleaned_offset, 0)) AS dirty_start, c.tombstones_due_at
   FROM partitions p LEFT JOIN cleaner_checkpoints c USING (topic_id, partition)
   WHERE p.topic_id = $1 AND p.partition = $2
-), r AS (
+), r AS MATERIALIZED (
   SELECT p.*, least(
     p.next_offset,
     coalesce((SELECT max(base_offset) FROM batches WHERE topic_id = $1 AND partition = $2), p.next_offset),
@@ -68,10 +68,12 @@ FROM r LEFT JOIN batches b ON b.topic_id = $1 AND b.partition = $2 AND b.last_of
 GROUP BY r.next_offset, r.log_start_offset, r.dirty_start, r.range_end, r.tombstones_due_at`;
 
 // Batches holding offsets in [from, to), oldest first, at most $5 of them
-// (binary COPY: values are numbers and a checked uuid, formatted here).
+// (binary COPY: values are numbers and a checked uuid, formatted here). The
+// lower bound on base_offset keeps the primary-key scan starting at `from`.
 const READ_SQL = `
 SELECT base_offset, last_offset, data FROM batches
 WHERE topic_id = $1 AND partition = $2 AND last_offset >= $3 AND base_offset < $4
+  AND base_offset >= coalesce((SELECT max(base_offset) FROM batches WHERE topic_id = $1 AND partition = $2 AND base_offset <= $3), $3)
 ORDER BY base_offset LIMIT $5`;
 
 // One statement, so one transaction per chunk: rows whose CRC is no longer
@@ -125,6 +127,16 @@ export class CompactionStore {
     const args = [`'${topicId}'::uuid`, String(Math.trunc(partition)), `${BigInt(from)}::int8`, `${BigInt(to)}::int8`, String(Math.max(1, Math.trunc(limit)))];
     const rows = await copyRows(this.pool, READ_SQL.replace(/\$(\d)/g, (_, n: string) => args[Number(n) - 1]!));
     return rows.map(([base, last, data]) => ({ baseOffset: base!.readBigInt64BE(0), lastOffset: last!.readBigInt64BE(0), data: data! }));
+  }
+
+  /** Each producer id's newest batch in the partition (base offset), by the producer index. */
+  async producersNewestBatch(topicId: string, partition: number): Promise<Map<bigint, bigint>> {
+    const { rows } = await this.pool.query<{ producer_id: bigint; base_offset: bigint }>(
+      `SELECT producer_id, max(base_offset) AS base_offset FROM batches
+       WHERE topic_id = $1 AND partition = $2 AND producer_id >= 0 GROUP BY producer_id`,
+      [topicId, partition],
+    );
+    return new Map(rows.map((r) => [r.producer_id, r.base_offset]));
   }
 
   /** Applies one chunk of rewrites in one transaction; returns how many rows were updated and deleted. */
