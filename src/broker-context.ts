@@ -1,5 +1,6 @@
 import type { Config } from './config/schema.js';
 import type { GroupCoordinator } from './coordinator/group-coordinator.js';
+import type { TransactionCoordinator } from './coordinator/transaction-coordinator.js';
 import type { LogManager } from './log/log-manager.js';
 import type { TopicManager } from './log/topic-manager.js';
 import type { Logger } from './observability/logger.js';
@@ -17,6 +18,7 @@ export interface BrokerContext {
   topics: TopicManager;
   logs: LogManager;
   groups: GroupCoordinator;
+  transactions: TransactionCoordinator;
   log: Logger;
   /** The API version ranges ApiVersions advertises, built from the handlers. */
   apiVersions: { apiKey: number; minVersion: number; maxVersion: number }[];

@@ -4,6 +4,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { BrokerContext } from './broker-context.js';
 import type { Config } from './config/schema.js';
 import { GroupCoordinator } from './coordinator/group-coordinator.js';
+import { TransactionCoordinator } from './coordinator/transaction-coordinator.js';
 import { HandlerRegistry } from './handlers/registry.js';
 import { Compactor } from './log/compactor.js';
 import { LogCleaner } from './log/log-cleaner.js';
@@ -25,6 +26,7 @@ import { ProducerStore } from './storage/pg/producer-store.js';
 import { Notifications } from './storage/pg/notifications.js';
 import { createPool } from './storage/pg/pool.js';
 import { TopicStore } from './storage/pg/topic-store.js';
+import { TransactionStore } from './storage/pg/transaction-store.js';
 
 const BROKER_HEARTBEAT_MS = 3000;
 const BROKER_LIVENESS_MS = 15000;
@@ -80,6 +82,8 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     offsetMetadataMaxBytes: config.offsetMetadataMaxBytes,
   }, log);
   await groups.load();
+  const transactions = new TransactionCoordinator(new TransactionStore(pool), logs, topics, log);
+  await transactions.load();
 
   const notifications = new Notifications(connection, [channels.append, channels.topics], log);
   notifications.on('notification', (channel: string, payload: string) => {
@@ -106,6 +110,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     topics,
     logs,
     groups,
+    transactions,
     log,
     apiVersions: registry.apiVersions(),
     shuttingDown: false,
@@ -127,6 +132,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const compactor = new Compactor(new CompactionStore(pool), logs, config.logCleanerChunkBatches, log);
   const cleaner = new LogCleaner(topics, logs, config.logRetentionCheckIntervalMs, log, compactor);
   cleaner.start();
+  transactions.start();
   const metrics = config.metricsEnabled
     ? await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, lagStore: new LagStore(pool), log })
     : null;
@@ -140,6 +146,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
       logs.wakeAll();
       await server.close(config.shutdownTimeoutMs);
       groups.shutdown();
+      transactions.shutdown();
       await cleaner.stop();
       await metrics?.close();
       await clusterStore.unregisterBroker(config.nodeId, instanceId).catch(() => {});

@@ -159,6 +159,23 @@ export class GroupCoordinator {
     return errors;
   }
 
+  /**
+   * TxnOffsetCommit's group check: a commit that names a member or a
+   * generation (KIP-447) must match the group's; one without either is
+   * accepted, as Kafka accepts it from older producers.
+   */
+  validateTxnOffsetCommit(groupId: string, memberId: string, groupInstanceId: string | null, generationId: number): number {
+    if (generationId < 0 && memberId === '' && groupInstanceId === null) return ErrorCode.NONE;
+    const group = this.get(groupId);
+    if (!group) return generationId >= 0 ? ErrorCode.ILLEGAL_GENERATION : ErrorCode.NONE;
+    return group.validateOffsetCommit(memberId, groupInstanceId, generationId);
+  }
+
+  /** Offsets committed by a transaction make the group known, as an OffsetCommit does. */
+  noteOffsetsGroup(groupId: string): void {
+    if (!this.get(groupId)) this.newGroup(groupId);
+  }
+
   /** OffsetFetch: committed offsets of the named partitions, or of every partition the group has committed (topics = null). */
   async fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null): Promise<FetchedOffset[]> {
     const stored = await this.store.fetchOffsets(groupId, topics?.map((t) => t.name));

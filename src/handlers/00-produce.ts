@@ -1,5 +1,7 @@
 // Produce (key 0), v3-13, advertised from v0 (KAFKA-18659: librdkafka looks
 // for v0 before it will compress; v0-2 requests are still refused).
+// Transactional batches are appended only into the producer's ongoing
+// transaction, at its current epoch, on partitions added to it.
 // v3: transactional id, magic v2 batches only, exactly one batch per
 // partition. v5: log start offset. v8: per-batch record errors and error
 // message. v9: flexible. v10: current leader (tagged). v13: topic ids.
@@ -26,6 +28,19 @@ const failed = (index: number, errorCode: number, errorMessage: string | null = 
   logStartOffset: -1n,
   errorMessage,
 });
+
+/**
+ * Kafka's answers to a transactional batch its coordinator does not expect
+ * (ReplicaManager after KIP-890 verification): a fenced epoch is
+ * INVALID_PRODUCER_EPOCH for every version; a partition outside the
+ * transaction is INVALID_TXN_STATE, or INVALID_RECORD for clients older
+ * than Produce v12 (which treat INVALID_TXN_STATE as unexpected).
+ */
+function produceTxnError(errorCode: number, apiVersion: number): number {
+  if (errorCode === ErrorCode.PRODUCER_FENCED) return ErrorCode.INVALID_PRODUCER_EPOCH;
+  if (errorCode === ErrorCode.INVALID_TXN_STATE || errorCode === ErrorCode.INVALID_PRODUCER_ID_MAPPING) return apiVersion >= 12 ? ErrorCode.INVALID_TXN_STATE : ErrorCode.INVALID_RECORD;
+  return errorCode;
+}
 
 /**
  * Validates one partition's records and queues them for the partition's next
@@ -60,6 +75,12 @@ async function producePartition(
   }
   const log = await ctx.broker.logs.partition(topic.topicId, index);
   if (!log) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  // Checked right before the batches are queued (no await between): a batch that passes precedes its transaction's marker.
+  for (const { header } of batches) {
+    if (!header.isTransactional) continue;
+    const txnError = ctx.broker.transactions.verifyProduce(header.producerId, header.producerEpoch, topic.topicId, index);
+    if (txnError !== ErrorCode.NONE) return failed(index, produceTxnError(txnError, ctx.apiVersion), 'the batch is not part of an ongoing transaction of this producer epoch');
+  }
   const committed = ctx.broker.logs.append(log, batches).then(
     (result): PartitionResponse => ({ index, errorCode: ErrorCode.NONE, baseOffset: result.baseOffset, logAppendTimeMs, logStartOffset: result.logStartOffset }),
     (err: unknown): PartitionResponse => {

@@ -1,5 +1,7 @@
 // Fetch (key 1), v4-18.
-// v4: isolation level, last stable offset, aborted transactions. v5: log
+// v4: isolation level, last stable offset, aborted transactions. read_committed
+// (isolation level 1) reads stop at the last stable offset and carry the
+// aborted transactions overlapping the returned batches. v5: log
 // start offset. v7: fetch sessions (KIP-227) - this broker serves every
 // fetch as a full, sessionless one and answers session id 0. v9: current
 // leader epoch. v10: zstd may be returned (below it, UNSUPPORTED_COMPRESSION_TYPE).
@@ -64,14 +66,14 @@ async function readOnce(ctx: RequestContext, request: FetchRequest, targets: Tar
       continue;
     }
     const limit = Math.min(partition.partitionMaxBytes, remaining);
-    const read = await ctx.broker.logs.read(log, partition.fetchOffset, limit, bytes === 0);
+    const read = await ctx.broker.logs.read(log, partition.fetchOffset, limit, bytes === 0, request.isolationLevel);
     let errorCode = read.errorCode;
     if (ctx.apiVersion < 10 && read.batches.some((b) => (b.readInt16BE(ATTRIBUTES_OFFSET) & 0x7) === ZSTD)) {
       errorCode = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE;
     }
     if (errorCode !== ErrorCode.NONE) {
       anyError = true;
-      data.push({ ...base, errorCode, highWatermark: read.highWatermark, lastStableOffset: read.highWatermark, logStartOffset: read.logStartOffset });
+      data.push({ ...base, errorCode, highWatermark: read.highWatermark, lastStableOffset: read.lastStableOffset, logStartOffset: read.logStartOffset });
       continue;
     }
     bytes += read.bytes;
@@ -80,10 +82,9 @@ async function readOnce(ctx: RequestContext, request: FetchRequest, targets: Tar
       ...base,
       errorCode,
       highWatermark: read.highWatermark,
-      // No transactions are open yet, so the last stable offset is the high watermark.
-      lastStableOffset: read.highWatermark,
+      lastStableOffset: read.lastStableOffset,
       logStartOffset: read.logStartOffset,
-      abortedTransactions: request.isolationLevel === 1 ? [] : null,
+      abortedTransactions: read.abortedTransactions,
       records: read.batches.length === 0 ? EMPTY : read.batches.length === 1 ? read.batches[0]! : read.batches,
     });
   }

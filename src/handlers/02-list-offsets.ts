@@ -24,8 +24,8 @@ export default defineHandler({
             if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch !== log.leaderEpoch) {
               return failed(p.currentLeaderEpoch > log.leaderEpoch ? ErrorCode.UNKNOWN_LEADER_EPOCH : ErrorCode.FENCED_LEADER_EPOCH);
             }
-            // read_committed sees up to the last stable offset, which equals the high watermark while no transaction is open.
-            const found = await logs.offsetForTimestamp(log, p.timestamp);
+            // read_committed: latest is the last stable offset.
+            const found = await logs.offsetForTimestamp(log, p.timestamp, request.isolationLevel);
             if (found.errorCode !== ErrorCode.NONE) return failed(found.errorCode);
             return {
               partitionIndex: p.partitionIndex,

@@ -1,7 +1,8 @@
 // OffsetFetch (key 9), v1-10.
 // v2: null topics means every committed partition; top-level error. v3:
 // throttle time. v5: committed leader epoch. v6: flexible. v7: require
-// stable (no transactional offsets are pending here yet). v8: several groups
+// stable: partitions with offsets staged by an open transaction answer
+// UNSTABLE_OFFSET_COMMIT (retriable) instead of their committed offset. v8: several groups
 // per request (KIP-709). v9: member id and epoch (KIP-848 groups; unused by
 // classic groups). v10: topic ids.
 import { ZERO_UUID } from '../protocol/codec/types.js';
@@ -26,8 +27,17 @@ function groupByTopic(offsets: FetchedOffset[]): Map<string, FetchedOffset[]> {
   return byTopic;
 }
 
-async function fetchGroup(ctx: RequestContext, groupId: string, wanted: WantedTopic[] | null) {
+async function fetchGroup(ctx: RequestContext, groupId: string, wanted: WantedTopic[] | null, requireStable: boolean) {
   const offsets = await ctx.broker.groups.fetchOffsets(groupId, wanted && wanted.map((t) => ({ name: t.name, partitions: t.partitions })));
+  if (requireStable) {
+    // Offsets an open transaction has staged: the committed offset is about to change (KIP-447).
+    const pending = ctx.broker.transactions.pendingOffsets(groupId);
+    if (pending.size > 0) {
+      for (const o of offsets) {
+        if (pending.has(`${o.topic}\u0000${o.partition}`)) Object.assign(o, { committedOffset: -1n, leaderEpoch: -1, metadata: '', errorCode: ErrorCode.UNSTABLE_OFFSET_COMMIT });
+      }
+    }
+  }
   const byTopic = groupByTopic(offsets);
   const ids = new Map(wanted?.map((t) => [t.name, t.topicId]));
   const topics = [];
@@ -56,7 +66,7 @@ export default defineHandler({
     if (ctx.apiVersion < 8) {
       const wanted = request.topics && request.topics.map((t) => ({ name: t.name, topicId: ZERO_UUID, partitions: t.partitionIndexes }));
       if (request.groupId === '') return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] };
-      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, topics: await fetchGroup(ctx, request.groupId, wanted) };
+      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, topics: await fetchGroup(ctx, request.groupId, wanted, ctx.apiVersion >= 7 && request.requireStable) };
     }
     const groups = [];
     for (const g of request.groups) {
@@ -71,7 +81,7 @@ export default defineHandler({
       groups.push(
         g.groupId === ''
           ? { groupId: g.groupId, errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] }
-          : { groupId: g.groupId, errorCode: ErrorCode.NONE, topics: await fetchGroup(ctx, g.groupId, wanted) },
+          : { groupId: g.groupId, errorCode: ErrorCode.NONE, topics: await fetchGroup(ctx, g.groupId, wanted, request.requireStable) },
       );
     }
     return { throttleTimeMs: 0, groups };

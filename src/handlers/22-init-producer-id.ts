@@ -1,18 +1,16 @@
 // InitProducerId (key 22), v0-5 (v6, two-phase commit, is unstable in Kafka
 // and not advertised). v1: same as v0. v2: flexible. v3: an existing
 // producer id and epoch may be passed to bump the epoch (KIP-360).
-// v4: same as v3. v5: same as v4.
+// v4: PRODUCER_FENCED replaces INVALID_PRODUCER_EPOCH (KIP-588). v5: same as v4.
 // Idempotent producers get a producer id unique across every broker sharing
-// the database. Transactional ids are not served yet: the transaction APIs
-// (AddPartitionsToTxn, EndTxn, …) are not advertised, so clients refuse to
-// start transactions before they get here.
+// the database. A transactional id keeps its producer id; every InitProducerId
+// bumps its epoch, fencing older instances and aborting their open transaction.
 import { ErrorCode } from '../protocol/errors.js';
 import { InitProducerIdApi } from '../protocol/messages/index.js';
+import { MAX_TRANSACTION_TIMEOUT_MS } from '../coordinator/transaction-coordinator.js';
 import { defineHandler } from './types.js';
 
 const MAX_EPOCH = 32767;
-/** Kafka's transaction.max.timeout.ms default. */
-const MAX_TRANSACTION_TIMEOUT_MS = 900_000;
 
 export default defineHandler({
   codec: InitProducerIdApi,
@@ -21,9 +19,12 @@ export default defineHandler({
   async handle(ctx, request) {
     const failed = (errorCode: number) => ({ throttleTimeMs: 0, errorCode, producerId: -1n, producerEpoch: -1 });
     if (request.transactionalId !== null) {
+      if (request.transactionalId === '') return failed(ErrorCode.INVALID_REQUEST);
       if (request.transactionTimeoutMs <= 0 || request.transactionTimeoutMs > MAX_TRANSACTION_TIMEOUT_MS) return failed(ErrorCode.INVALID_TRANSACTION_TIMEOUT);
-      ctx.log.info({ transactionalId: request.transactionalId }, 'transactional producer refused: transactions are not served yet');
-      return failed(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+      const result = await ctx.broker.transactions.initProducerId(request.transactionalId, request.transactionTimeoutMs, request.producerId, request.producerEpoch);
+      const errorCode = result.errorCode === ErrorCode.PRODUCER_FENCED && ctx.apiVersion < 4 ? ErrorCode.INVALID_PRODUCER_EPOCH : result.errorCode;
+      if (errorCode !== ErrorCode.NONE) return failed(errorCode);
+      return { throttleTimeMs: 0, errorCode, producerId: result.producerId, producerEpoch: result.producerEpoch };
     }
     // KIP-360: an idempotent producer that lost track of its sequences asks for the next epoch of its id.
     if (request.producerId >= 0n && request.producerEpoch >= 0) {

@@ -20,6 +20,10 @@ import createTopics from './19-create-topics.js';
 import deleteTopics from './20-delete-topics.js';
 import deleteRecords from './21-delete-records.js';
 import initProducerId from './22-init-producer-id.js';
+import addPartitionsToTxn from './24-add-partitions-to-txn.js';
+import addOffsetsToTxn from './25-add-offsets-to-txn.js';
+import endTxn from './26-end-txn.js';
+import txnOffsetCommit from './28-txn-offset-commit.js';
 import describeConfigs from './32-describe-configs.js';
 import alterConfigs from './33-alter-configs.js';
 import describeLogDirs from './35-describe-log-dirs.js';
@@ -28,12 +32,16 @@ import deleteGroups from './42-delete-groups.js';
 import incrementalAlterConfigs from './44-incremental-alter-configs.js';
 import offsetDelete from './47-offset-delete.js';
 import describeCluster from './60-describe-cluster.js';
+import describeProducers from './61-describe-producers.js';
+import describeTransactions from './65-describe-transactions.js';
+import listTransactions from './66-list-transactions.js';
 import describeTopicPartitions from './75-describe-topic-partitions.js';
 
 export const handlers: Handler[] = [
   produce, fetch, listOffsets, metadata, offsetCommit, offsetFetch, findCoordinator, joinGroup, heartbeat, leaveGroup,
-  syncGroup, describeGroups, listGroups, apiVersions, createTopics, deleteTopics, deleteRecords, initProducerId, describeConfigs, alterConfigs,
-  describeLogDirs, createPartitions, deleteGroups, incrementalAlterConfigs, offsetDelete, describeCluster, describeTopicPartitions,
+  syncGroup, describeGroups, listGroups, apiVersions, createTopics, deleteTopics, deleteRecords, initProducerId, addPartitionsToTxn,
+  addOffsetsToTxn, endTxn, txnOffsetCommit, describeConfigs, alterConfigs, describeLogDirs, createPartitions, deleteGroups, incrementalAlterConfigs,
+  offsetDelete, describeCluster, describeProducers, describeTransactions, listTransactions, describeTopicPartitions,
 ];
 
 export class HandlerRegistry {

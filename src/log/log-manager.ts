@@ -1,8 +1,8 @@
-import type { BatchToAppend, LogStore } from '../storage/pg/log-store.js';
+import type { BatchToAppend, LogStore, TxnChanges } from '../storage/pg/log-store.js';
 import type { LogStartChange, PartitionStore } from '../storage/pg/partition-store.js';
 import type { Logger } from '../observability/logger.js';
 import { ErrorCode } from '../protocol/errors.js';
-import { decodeRecords, readBatchHeaderAt } from '../protocol/records/index.js';
+import { decodeRecords, LAST_OFFSET_DELTA_OFFSET, readBatchHeaderAt } from '../protocol/records/index.js';
 import { PartitionLog, type AppendResult, type IncomingBatch, type PendingAppend } from './partition-log.js';
 import type { CachedBatch, TailCache } from './tail-cache.js';
 import { checkSequence, PRODUCER_BATCHES_KEPT, recordAppend, type ProducerEntry, type SequenceCheck } from './producer-state.js';
@@ -26,10 +26,17 @@ interface SequencedBatch {
 export interface ReadResult {
   errorCode: number;
   highWatermark: bigint;
+  lastStableOffset: bigint;
   logStartOffset: bigint;
   batches: Buffer[];
   bytes: number;
+  /** read_committed: the aborted transactions overlapping the returned batches (null for read_uncommitted). */
+  abortedTransactions: { producerId: bigint; firstOffset: bigint }[] | null;
 }
+
+/** Fetch and ListOffsets isolation levels. */
+export const READ_UNCOMMITTED = 0;
+export const READ_COMMITTED = 1;
 
 export interface OffsetLookup {
   errorCode: number;
@@ -100,7 +107,12 @@ export class LogManager {
   }
 
   private async loadTopic(topicId: string): Promise<void> {
-    for (const state of await this.store.partitionStates(topicId)) {
+    const [states, open, aborted] = await Promise.all([
+      this.store.partitionStates(topicId),
+      this.store.openTransactions(topicId),
+      this.store.partitionsWithAbortedTxns(topicId),
+    ]);
+    for (const state of states) {
       const k = key(topicId, state.partition);
       let p = this.partitions.get(k);
       if (!p) {
@@ -108,6 +120,11 @@ export class LogManager {
         this.partitions.set(k, p);
       }
       p.leaderEpoch = state.leaderEpoch;
+      if (!p.flushing) {
+        p.openTxns.clear();
+        for (const t of open) if (t.partition === state.partition) p.openTxns.set(t.producerId, t.firstOffset);
+      }
+      if (aborted.includes(state.partition)) p.hasAbortedTxns = true;
       p.advance(state.highWatermark, state.logStartOffset);
     }
   }
@@ -216,10 +233,17 @@ export class LogManager {
         if (items.length === 0) continue;
         const rows: BatchToAppend[] = [];
         const firstRelative: bigint[] = [];
+        const txn: TxnChanges = { opened: [], ended: [] };
         let relative = 0n;
         for (const item of items) {
           firstRelative.push(relative);
-          for (const { data, header } of item.batches) {
+          for (const { data, header, marker } of item.batches) {
+            if (header.isTransactional && header.producerId >= 0n) {
+              if (marker) txn.ended.push({ producerId: header.producerId, relativeOffset: relative, commit: marker.commit });
+              else if (!p.openTxns.has(header.producerId) && !txn.opened.some((t) => t.producerId === header.producerId)) {
+                txn.opened.push({ producerId: header.producerId, relativeOffset: relative });
+              }
+            }
             data.writeInt32BE(p.leaderEpoch, 12); // partitionLeaderEpoch lies outside the CRC, like the base offset
             rows.push({
               data,
@@ -238,7 +262,7 @@ export class LogManager {
           }
         }
         try {
-          const result = await this.store.append(p.topicId, p.partition, relative, rows, `${this.instanceId}:${p.topicId}:${p.partition}`);
+          const result = await this.store.append(p.topicId, p.partition, relative, rows, `${this.instanceId}:${p.topicId}:${p.partition}`, txn);
           if (!result) {
             for (const item of items) item.reject(new AppendError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'partition no longer exists'));
             continue;
@@ -247,6 +271,11 @@ export class LogManager {
           for (const s of sequenced) {
             const offset = result.baseOffset + firstRelative[position.get(s.item)!]!;
             p.producers.set(s.header.producerId, recordAppend(p.producers.get(s.header.producerId), s.header, offset));
+          }
+          for (const t of txn.opened) p.openTxns.set(t.producerId, result.baseOffset + t.relativeOffset);
+          for (const t of txn.ended) {
+            if (!t.commit && p.openTxns.has(t.producerId)) p.hasAbortedTxns = true;
+            p.openTxns.delete(t.producerId);
           }
           this.tail.append(p, rows.map((row) => cachedCopy(row, result.baseOffset + row.relativeOffset)));
           p.advance(result.highWatermark, result.logStartOffset);
@@ -283,7 +312,7 @@ export class LogManager {
    */
   private async checkSequences(p: PartitionLog, items: PendingAppend[]): Promise<{ items: PendingAppend[]; sequenced: SequencedBatch[] }> {
     const unknown = new Set<bigint>();
-    for (const item of items) for (const { header } of item.batches) if (header.producerId >= 0n && !p.producers.has(header.producerId)) unknown.add(header.producerId);
+    for (const item of items) for (const { header } of item.batches) if (header.producerId >= 0n && !header.isControl && !p.producers.has(header.producerId)) unknown.add(header.producerId);
     for (const producerId of unknown) {
       const batches = await this.producerStore.lastBatches(p.topicId, p.partition, producerId, PRODUCER_BATCHES_KEPT);
       p.producers.set(producerId, { producerEpoch: batches.at(-1)?.producerEpoch ?? -1, batches });
@@ -295,7 +324,8 @@ export class LogManager {
       let outcome: SequenceCheck = { kind: 'append' };
       const pending: SequencedBatch[] = [];
       for (const { header } of item.batches) {
-        if (header.producerId < 0n) continue;
+        // Markers are the coordinator's own batches, outside the producer's sequence.
+        if (header.producerId < 0n || header.isControl) continue;
         const entry = working.has(header.producerId) ? working.get(header.producerId) : p.producers.get(header.producerId);
         outcome = checkSequence(entry, header);
         if (outcome.kind !== 'append') break;
@@ -316,36 +346,53 @@ export class LogManager {
     return { items: accepted, sequenced };
   }
 
+  /**
+   * The next flush: queued appends up to the byte limit. A transaction
+   * marker is flushed on its own, so a flush never holds both a producer's
+   * marker and its batches of another transaction.
+   */
   private takeFlush(p: PartitionLog): PendingAppend[] {
+    const isMarker = (item: PendingAppend) => item.batches.some((b) => b.marker !== undefined);
+    if (isMarker(p.pending[0]!)) return p.pending.splice(0, 1);
     let bytes = 0;
     let n = 0;
-    while (n < p.pending.length && (n === 0 || bytes + p.pending[n]!.bytes <= this.flushMaxBytes)) bytes += p.pending[n++]!.bytes;
+    while (n < p.pending.length && (n === 0 || bytes + p.pending[n]!.bytes <= this.flushMaxBytes) && !isMarker(p.pending[n]!)) bytes += p.pending[n++]!.bytes;
     return p.pending.splice(0, n);
   }
 
-  /** Stored batches from `offset`, honouring the byte limit; OFFSET_OUT_OF_RANGE outside [log start, high watermark]. */
-  async read(p: PartitionLog, offset: bigint, maxBytes: number, minOne: boolean): Promise<ReadResult> {
+  /**
+   * Stored batches from `offset`, honouring the byte limit; OFFSET_OUT_OF_RANGE
+   * outside [log start, high watermark]. read_committed reads stop at the last
+   * stable offset and carry the aborted transactions of the range returned.
+   */
+  async read(p: PartitionLog, offset: bigint, maxBytes: number, minOne: boolean, isolationLevel = READ_UNCOMMITTED): Promise<ReadResult> {
     const highWatermark = p.highWatermark;
+    const lastStableOffset = p.lastStableOffset;
     const logStartOffset = p.logStartOffset;
-    if (offset < logStartOffset || offset > highWatermark) {
-      return { errorCode: ErrorCode.OFFSET_OUT_OF_RANGE, highWatermark, logStartOffset, batches: [], bytes: 0 };
-    }
-    if (offset === highWatermark || (maxBytes <= 0 && !minOne)) {
-      return { errorCode: ErrorCode.NONE, highWatermark, logStartOffset, batches: [], bytes: 0 };
-    }
-    const cached = this.tail.read(p, offset, highWatermark, maxBytes, minOne);
-    if (cached) {
-      let bytes = 0;
-      for (const b of cached) bytes += b.length;
-      return { errorCode: ErrorCode.NONE, highWatermark, logStartOffset, batches: cached, bytes };
-    }
-    const stored = await this.store.read(p.topicId, p.partition, offset, highWatermark, maxBytes, minOne);
-    let bytes = 0;
-    const batches = stored.map((b) => {
-      bytes += b.data.length;
-      return b.data;
+    const committedOnly = isolationLevel === READ_COMMITTED;
+    const upTo = committedOnly ? lastStableOffset : highWatermark;
+    const result = (errorCode: number, batches: Buffer[] = [], bytes = 0): ReadResult => ({
+      errorCode,
+      highWatermark,
+      lastStableOffset,
+      logStartOffset,
+      batches,
+      bytes,
+      abortedTransactions: committedOnly ? [] : null,
     });
-    return { errorCode: ErrorCode.NONE, highWatermark, logStartOffset, batches, bytes };
+    if (offset < logStartOffset || offset > highWatermark) return result(ErrorCode.OFFSET_OUT_OF_RANGE);
+    if (offset >= upTo || (maxBytes <= 0 && !minOne)) return result(ErrorCode.NONE);
+    let batches = this.tail.read(p, offset, highWatermark, maxBytes, minOne, upTo);
+    if (!batches) batches = (await this.store.read(p.topicId, p.partition, offset, upTo, maxBytes, minOne)).map((b) => b.data);
+    let bytes = 0;
+    for (const b of batches) bytes += b.length;
+    const read = result(ErrorCode.NONE, batches, bytes);
+    if (committedOnly && p.hasAbortedTxns && batches.length > 0) {
+      const last = batches[batches.length - 1]!;
+      const end = last.readBigInt64BE(0) + BigInt(last.readInt32BE(LAST_OFFSET_DELTA_OFFSET)) + 1n;
+      read.abortedTransactions = await this.store.abortedTransactions(p.topicId, p.partition, offset, end);
+    }
+    return read;
   }
 
   /** Resolves when any of the partitions grows, or after timeoutMs; the returned cancel releases the wait early. */
@@ -366,9 +413,11 @@ export class LogManager {
   }
 
   /** ListOffsets: the offset for a timestamp or one of the special timestamps (-1 latest, -2 earliest, -3 max timestamp, -4, -5). */
-  async offsetForTimestamp(p: PartitionLog, timestamp: bigint): Promise<OffsetLookup> {
+  async offsetForTimestamp(p: PartitionLog, timestamp: bigint, isolationLevel = READ_UNCOMMITTED): Promise<OffsetLookup> {
     const none = ErrorCode.NONE;
-    if (timestamp === LATEST_TIMESTAMP) return { errorCode: none, offset: p.highWatermark, timestamp: -1n };
+    if (timestamp === LATEST_TIMESTAMP) {
+      return { errorCode: none, offset: isolationLevel === READ_COMMITTED ? p.lastStableOffset : p.highWatermark, timestamp: -1n };
+    }
     if (timestamp === EARLIEST_TIMESTAMP || timestamp === EARLIEST_LOCAL_TIMESTAMP) return { errorCode: none, offset: p.logStartOffset, timestamp: -1n };
     // No tiered storage here: nothing is tiered, as Kafka answers when remote storage is disabled.
     if (timestamp === LATEST_TIERED_TIMESTAMP) return { errorCode: none, offset: -1n, timestamp: -1n };

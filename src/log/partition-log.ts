@@ -5,6 +5,8 @@ import type { ProducerEntry } from './producer-state.js';
 export interface IncomingBatch {
   data: Buffer;
   header: BatchHeader;
+  /** A transaction marker written by the coordinator: COMMIT (true) or ABORT (false). */
+  marker?: { commit: boolean };
 }
 
 export interface AppendResult {
@@ -32,6 +34,10 @@ export class PartitionLog {
   readonly pending: PendingAppend[] = [];
   /** Idempotent producers' state on this partition, read from the log on first use. */
   readonly producers = new Map<bigint, ProducerEntry>();
+  /** Open transactions here: producer id → first offset of its transaction (the earliest is the last stable offset). */
+  readonly openTxns = new Map<bigint, bigint>();
+  /** Whether any aborted transaction is recorded here (read_committed fetches then look up the aborted list). */
+  hasAbortedTxns = false;
   flushing = false;
   private readonly waiters = new Set<() => void>();
 
@@ -39,6 +45,13 @@ export class PartitionLog {
     readonly topicId: string,
     readonly partition: number,
   ) {}
+
+  /** The last stable offset: the first offset of the earliest open transaction, or the high watermark. */
+  get lastStableOffset(): bigint {
+    let lso = this.highWatermark;
+    for (const first of this.openTxns.values()) if (first < lso) lso = first;
+    return lso;
+  }
 
   /** Moves the high watermark forward (never back) and wakes parked fetches. */
   advance(highWatermark: bigint, logStartOffset?: bigint): void {

@@ -53,9 +53,10 @@ export class TailCache {
   /**
    * Batches from the one holding `offset` up to about maxBytes (at least one
    * if minOne), or null when the cache cannot answer: offset before the cached
-   * run, or the run not reaching `highWatermark`.
+   * run, or the run not reaching `highWatermark`. Batches from `upTo` on
+   * (the last stable offset, for read_committed) are left out.
    */
-  read(owner: object, offset: bigint, highWatermark: bigint, maxBytes: number, minOne: boolean): Buffer[] | null {
+  read(owner: object, offset: bigint, highWatermark: bigint, maxBytes: number, minOne: boolean, upTo: bigint = highWatermark): Buffer[] | null {
     const tail = this.tails.get(owner);
     if (!tail || tail.end !== highWatermark || tail.batches.length === 0 || offset < tail.batches[0]!.baseOffset) return null;
     let i = tail.batches.length - 1;
@@ -63,7 +64,7 @@ export class TailCache {
     if (tail.batches[i]!.lastOffset < offset) i++;
     const out: Buffer[] = [];
     let total = 0;
-    for (; i < tail.batches.length; i++) {
+    for (; i < tail.batches.length && tail.batches[i]!.baseOffset < upTo; i++) {
       const data = tail.batches[i]!.data;
       if (total + data.length > maxBytes && !(minOne && out.length === 0)) break;
       out.push(data);

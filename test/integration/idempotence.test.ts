@@ -79,9 +79,9 @@ describe('idempotent producer', () => {
     }
   });
 
-  it('refuses transactional producers until transactions are served', async () => {
+  it('serves transactional ids and refuses a transaction timeout above transaction.max.timeout.ms', async () => {
     const res = await client.request(InitProducerIdApi, 4, { transactionalId: 'tx-1', transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
-    expect(res.errorCode).toBe(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+    expect(res).toMatchObject({ errorCode: ErrorCode.NONE, producerEpoch: 0 });
     const badTimeout = await client.request(InitProducerIdApi, 4, { transactionalId: 'tx-1', transactionTimeoutMs: 10_000_000, producerId: -1n, producerEpoch: -1 });
     expect(badTimeout.errorCode).toBe(ErrorCode.INVALID_TRANSACTION_TIMEOUT);
   });

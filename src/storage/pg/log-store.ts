@@ -19,6 +19,19 @@ export interface BatchToAppend {
   isControl: boolean;
 }
 
+/** Transactions a flush opens (a producer's first transactional batch here) and ends (its marker), by relative offset. */
+export interface TxnChanges {
+  opened: { producerId: bigint; relativeOffset: bigint }[];
+  ended: { producerId: bigint; relativeOffset: bigint; commit: boolean }[];
+}
+
+/** A partition's open transaction: the producer and the first offset of its transaction here. */
+export interface OpenTxn {
+  partition: number;
+  producerId: bigint;
+  firstOffset: bigint;
+}
+
 export interface StoredBatch {
   baseOffset: bigint;
   lastOffset: bigint;
@@ -54,6 +67,28 @@ WITH o AS (
 )
 SELECT o.base, o.hw, o.log_start_offset, pg_notify($15, $16 || ':' || o.hw || ':' || o.log_start_offset) FROM o`;
 
+// The same append for a flush that opens or ends transactions: in the same
+// statement, a producer's first transactional batch on the partition records
+// the transaction's first offset in open_txns (the last stable offset is the
+// earliest of them), and a COMMIT/ABORT marker removes it, an ABORT marker
+// recording the aborted range for read_committed fetches.
+const APPEND_TXN_SQL = APPEND_SQL.replace(
+  'SELECT o.base, o.hw',
+  `, opened AS (
+  INSERT INTO open_txns (topic_id, partition, producer_id, first_offset)
+  SELECT $1, $2, t.pid, o.base + t.rel FROM o, unnest($17::int8[], $18::int8[]) AS t(pid, rel)
+  ON CONFLICT (topic_id, partition, producer_id) DO NOTHING
+), ended AS (
+  DELETE FROM open_txns x USING unnest($19::int8[], $20::int8[], $21::bool[]) AS e(pid, rel, is_commit)
+  WHERE x.topic_id = $1 AND x.partition = $2 AND x.producer_id = e.pid AND EXISTS (SELECT 1 FROM o)
+  RETURNING x.producer_id, x.first_offset, e.rel, e.is_commit
+), aborted AS (
+  INSERT INTO aborted_txns (topic_id, partition, producer_id, first_offset, last_offset)
+  SELECT $1, $2, ended.producer_id, ended.first_offset, o.base + ended.rel FROM o, ended WHERE NOT ended.is_commit
+)
+SELECT o.base, o.hw`,
+);
+
 // Batches overlapping [from, hw), in offset order, cut where the running size
 // passes maxBytes (the caller keeps or drops the row that crosses it). Read
 // through binary COPY (no bind parameters there: every value is a number or
@@ -82,8 +117,19 @@ export class LogStore {
     offsetCount: bigint,
     batches: readonly BatchToAppend[],
     notifyPrefix: string,
+    txn: TxnChanges | null = null,
   ): Promise<{ baseOffset: bigint; highWatermark: bigint; logStartOffset: bigint } | null> {
-    const { rows } = await this.pool.query<{ base: bigint; hw: bigint; log_start_offset: bigint }>(APPEND_SQL, [
+    const withTxn = txn !== null && (txn.opened.length > 0 || txn.ended.length > 0);
+    const txnParams = withTxn
+      ? [
+          int8Array(txn.opened.map((t) => t.producerId)),
+          int8Array(txn.opened.map((t) => t.relativeOffset)),
+          int8Array(txn.ended.map((t) => t.producerId)),
+          int8Array(txn.ended.map((t) => t.relativeOffset)),
+          boolArray(txn.ended.map((t) => t.commit)),
+        ]
+      : [];
+    const { rows } = await this.pool.query<{ base: bigint; hw: bigint; log_start_offset: bigint }>(withTxn ? APPEND_TXN_SQL : APPEND_SQL, [
       topicId,
       partition,
       offsetCount,
@@ -100,6 +146,7 @@ export class LogStore {
       byteaArray(batches.map((b) => b.data)),
       this.appendChannel,
       notifyPrefix,
+      ...txnParams,
     ]);
     const row = rows[0];
     return row ? { baseOffset: row.base, highWatermark: row.hw, logStartOffset: row.log_start_offset } : null;
@@ -123,6 +170,31 @@ export class LogStore {
       out.push({ baseOffset: base!.readBigInt64BE(0), lastOffset: last!.readBigInt64BE(0), data: data! });
     }
     return out;
+  }
+
+  /** The topic's open transactions, per partition and producer. */
+  async openTransactions(topicId: string): Promise<OpenTxn[]> {
+    const { rows } = await this.pool.query<{ partition: number; producer_id: bigint; first_offset: bigint }>(
+      'SELECT partition, producer_id, first_offset FROM open_txns WHERE topic_id = $1',
+      [topicId],
+    );
+    return rows.map((r) => ({ partition: r.partition, producerId: r.producer_id, firstOffset: r.first_offset }));
+  }
+
+  /** The topic's partitions that have aborted transactions recorded. */
+  async partitionsWithAbortedTxns(topicId: string): Promise<number[]> {
+    const { rows } = await this.pool.query<{ partition: number }>('SELECT DISTINCT partition FROM aborted_txns WHERE topic_id = $1', [topicId]);
+    return rows.map((r) => r.partition);
+  }
+
+  /** Aborted transactions overlapping [from, to): what a read_committed fetch of that range must drop. */
+  async abortedTransactions(topicId: string, partition: number, from: bigint, to: bigint): Promise<{ producerId: bigint; firstOffset: bigint }[]> {
+    const { rows } = await this.pool.query<{ producer_id: bigint; first_offset: bigint }>(
+      `SELECT producer_id, first_offset FROM aborted_txns
+       WHERE topic_id = $1 AND partition = $2 AND last_offset >= $3 AND first_offset < $4 ORDER BY first_offset`,
+      [topicId, partition, from, to],
+    );
+    return rows.map((r) => ({ producerId: r.producer_id, firstOffset: r.first_offset }));
   }
 
   async partitionStates(topicId: string): Promise<PartitionState[]> {

@@ -73,6 +73,8 @@ export class TopicStore {
       const { rows } = await client.query<{ name: string }>('DELETE FROM topics WHERE topic_id = $1 RETURNING name', [topicId]);
       if (rows.length === 0) throw new Rollback(false);
       await client.query('DELETE FROM batches WHERE topic_id = $1', [topicId]);
+      await client.query('DELETE FROM open_txns WHERE topic_id = $1', [topicId]);
+      await client.query('DELETE FROM aborted_txns WHERE topic_id = $1', [topicId]);
       // Kafka drops a deleted topic's committed offsets too.
       await client.query('DELETE FROM committed_offsets WHERE topic = $1', [rows[0]!.name]);
       await client.query('SELECT pg_notify($1, $2)', [this.topicsChannel, rows[0]!.name]);

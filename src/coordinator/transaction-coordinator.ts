@@ -1,0 +1,388 @@
+// The transaction coordinator: one TransactionMetadata per transactional id,
+// its state machine (Empty → Ongoing → PrepareCommit/PrepareAbort →
+// CompleteCommit/CompleteAbort), producer ids and epochs (fencing), the
+// COMMIT/ABORT markers written to every partition of a transaction, offsets
+// committed inside transactions, and the timer that aborts transactions open
+// longer than their timeout. Every state change is written to PostgreSQL
+// before it is acted on; the requests of one transactional id are applied one
+// at a time. Errors are Kafka's newest (PRODUCER_FENCED); handlers map them to
+// what older request versions expect.
+import type { Logger } from '../observability/logger.js';
+import { ErrorCode } from '../protocol/errors.js';
+import { buildEndTxnMarker, readBatchHeaderAt } from '../protocol/records/index.js';
+import { AppendError, type LogManager } from '../log/log-manager.js';
+import type { TopicManager } from '../log/topic-manager.js';
+import type { PendingTxnOffset, StoredTransaction, TransactionStore, TxnPartition } from '../storage/pg/transaction-store.js';
+import { systemClock, type Clock, type Timer } from './clock.js';
+
+export type TxnState = 'Empty' | 'Ongoing' | 'PrepareCommit' | 'PrepareAbort' | 'CompleteCommit' | 'CompleteAbort';
+export const TXN_STATES: readonly TxnState[] = ['Empty', 'Ongoing', 'PrepareCommit', 'PrepareAbort', 'CompleteCommit', 'CompleteAbort'];
+
+/** Kafka's transaction.max.timeout.ms default. */
+export const MAX_TRANSACTION_TIMEOUT_MS = 900_000;
+/** The largest epoch; a producer id whose epoch would pass it is replaced by a new one. */
+const MAX_EPOCH = 32767;
+/** How often open transactions are checked against their timeout (Kafka's transaction.abort.timed.out.transaction.cleanup.interval.ms is 10 s). */
+const DEFAULT_TIMEOUT_CHECK_MS = 1000;
+
+export interface TxnMetadata {
+  transactionalId: string;
+  producerId: bigint;
+  producerEpoch: number;
+  lastProducerEpoch: number;
+  timeoutMs: number;
+  state: TxnState;
+  /** When the ongoing transaction began (ms), or -1. */
+  startTimeMs: number;
+  partitions: Map<string, TxnPartition>;
+  groups: Set<string>;
+  /** Staged TxnOffsetCommit offsets by group\0topic\0partition. */
+  offsets: Map<string, PendingTxnOffset>;
+}
+
+export interface ProducerResult {
+  errorCode: number;
+  producerId: bigint;
+  producerEpoch: number;
+}
+
+const partitionKey = (topicId: string, partition: number) => `${topicId}:${partition}`;
+const offsetKey = (groupId: string, topic: string, partition: number) => `${groupId}\u0000${topic}\u0000${partition}`;
+
+export class TransactionCoordinator {
+  private readonly txns = new Map<string, TxnMetadata>();
+  private readonly byProducerId = new Map<bigint, TxnMetadata>();
+  /** The tail of each transactional id's request chain. */
+  private readonly queues = new Map<string, Promise<unknown>>();
+  private timer: Timer | null = null;
+
+  constructor(
+    private readonly store: TransactionStore,
+    private readonly logs: LogManager,
+    private readonly topics: TopicManager,
+    private readonly log: Logger,
+    private readonly clock: Clock = systemClock,
+    private readonly timeoutCheckMs = DEFAULT_TIMEOUT_CHECK_MS,
+  ) {}
+
+  /** Restores every transactional id, and completes transactions a previous process left between Prepare and Complete. */
+  async load(): Promise<void> {
+    const { transactions, offsets } = await this.store.loadAll();
+    for (const t of transactions) {
+      const meta: TxnMetadata = {
+        transactionalId: t.transactionalId,
+        producerId: t.producerId,
+        producerEpoch: t.producerEpoch,
+        lastProducerEpoch: t.lastProducerEpoch,
+        timeoutMs: t.timeoutMs,
+        state: t.state as TxnState,
+        startTimeMs: t.startTime ? t.startTime.getTime() : -1,
+        partitions: new Map(t.partitions.map((p) => [partitionKey(p.topicId, p.partition), p])),
+        groups: new Set(t.groups),
+        offsets: new Map((offsets.get(t.transactionalId) ?? []).map((o) => [offsetKey(o.groupId, o.topic, o.partition), o])),
+      };
+      this.register(meta);
+    }
+    for (const meta of this.txns.values()) {
+      if (meta.state === 'PrepareCommit' || meta.state === 'PrepareAbort') {
+        this.log.info({ transactionalId: meta.transactionalId, state: meta.state }, 'completing a transaction left in preparation');
+        await this.completePrepared(meta);
+      }
+    }
+    if (this.txns.size > 0) this.log.info({ transactionalIds: this.txns.size }, 'restored transactional ids');
+  }
+
+  start(): void {
+    this.timer = this.clock.setTimeout(() => {
+      this.abortTimedOut()
+        .catch((err: Error) => this.log.warn({ err: err.message, code: 'PGKAFKA_TXN_TIMEOUT_CHECK_FAILED' }, 'transaction timeout check failed'))
+        .finally(() => {
+          if (this.timer) this.start();
+        });
+    }, this.timeoutCheckMs);
+  }
+
+  shutdown(): void {
+    this.timer?.cancel();
+    this.timer = null;
+  }
+
+  private register(meta: TxnMetadata): void {
+    this.txns.set(meta.transactionalId, meta);
+    this.byProducerId.set(meta.producerId, meta);
+  }
+
+  /** Runs `work` after every earlier request of the transactional id. */
+  private run<T>(transactionalId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.queues.get(transactionalId) ?? Promise.resolve();
+    const next = previous.catch(() => {}).then(work);
+    this.queues.set(transactionalId, next);
+    void next.finally(() => {
+      if (this.queues.get(transactionalId) === next) this.queues.delete(transactionalId);
+    }).catch(() => {});
+    return next;
+  }
+
+  private snapshot(meta: TxnMetadata): StoredTransaction {
+    return {
+      transactionalId: meta.transactionalId,
+      producerId: meta.producerId,
+      producerEpoch: meta.producerEpoch,
+      lastProducerEpoch: meta.lastProducerEpoch,
+      timeoutMs: meta.timeoutMs,
+      state: meta.state,
+      startTime: meta.startTimeMs >= 0 ? new Date(meta.startTimeMs) : null,
+      partitions: [...meta.partitions.values()],
+      groups: [...meta.groups],
+    };
+  }
+
+  // ---- InitProducerId ----------------------------------------------------
+
+  /**
+   * A transactional producer starts (or restarts): the id keeps its producer
+   * id and gets the next epoch, which fences every older instance. An
+   * ongoing transaction of the old epoch is aborted first. With an expected
+   * producer id and epoch (KIP-360), only the current instance may bump.
+   */
+  initProducerId(transactionalId: string, timeoutMs: number, expectedProducerId: bigint, expectedEpoch: number): Promise<ProducerResult> {
+    return this.run(transactionalId, async () => {
+      let meta = this.txns.get(transactionalId);
+      if (!meta) {
+        meta = {
+          transactionalId,
+          producerId: await this.logs.allocateProducerId(),
+          producerEpoch: 0,
+          lastProducerEpoch: -1,
+          timeoutMs,
+          state: 'Empty',
+          startTimeMs: -1,
+          partitions: new Map(),
+          groups: new Set(),
+          offsets: new Map(),
+        };
+        await this.store.save(this.snapshot(meta));
+        this.register(meta);
+        return { errorCode: ErrorCode.NONE, producerId: meta.producerId, producerEpoch: meta.producerEpoch };
+      }
+      if (expectedProducerId >= 0n) {
+        const retried = expectedProducerId === meta.producerId && expectedEpoch === meta.lastProducerEpoch && (meta.state === 'Empty' || meta.state.startsWith('Complete'));
+        if (retried) return { errorCode: ErrorCode.NONE, producerId: meta.producerId, producerEpoch: meta.producerEpoch };
+        if (expectedProducerId !== meta.producerId || expectedEpoch !== meta.producerEpoch) return this.failed(ErrorCode.PRODUCER_FENCED);
+      }
+      if (meta.state === 'PrepareCommit' || meta.state === 'PrepareAbort') await this.completePrepared(meta);
+      if (meta.state === 'Ongoing') await this.endTransaction(meta, false, true, 'fenced by a new producer instance');
+      if (meta.producerEpoch + 1 >= MAX_EPOCH) {
+        this.byProducerId.delete(meta.producerId);
+        meta.producerId = await this.logs.allocateProducerId();
+        meta.producerEpoch = 0;
+        meta.lastProducerEpoch = -1;
+      } else {
+        meta.lastProducerEpoch = meta.producerEpoch;
+        meta.producerEpoch += 1;
+      }
+      meta.timeoutMs = timeoutMs;
+      meta.state = 'Empty';
+      meta.startTimeMs = -1;
+      await this.store.save(this.snapshot(meta));
+      this.register(meta);
+      return { errorCode: ErrorCode.NONE, producerId: meta.producerId, producerEpoch: meta.producerEpoch };
+    });
+  }
+
+  private failed(errorCode: number): ProducerResult {
+    return { errorCode, producerId: -1n, producerEpoch: -1 };
+  }
+
+  /** The common checks of a client's transactional request: the id's producer, its epoch, and no completion under way. */
+  private check(meta: TxnMetadata | undefined, producerId: bigint, producerEpoch: number): number {
+    if (!meta || meta.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
+    if (meta.producerEpoch !== producerEpoch) return ErrorCode.PRODUCER_FENCED;
+    if (meta.state === 'PrepareCommit' || meta.state === 'PrepareAbort') return ErrorCode.CONCURRENT_TRANSACTIONS;
+    return ErrorCode.NONE;
+  }
+
+  private async begin(meta: TxnMetadata): Promise<void> {
+    if (meta.state !== 'Ongoing') {
+      meta.state = 'Ongoing';
+      meta.startTimeMs = this.clock.now();
+    }
+    await this.store.save(this.snapshot(meta));
+  }
+
+  // ---- AddPartitionsToTxn / AddOffsetsToTxn -------------------------------
+
+  /** Adds partitions to the producer's transaction; one error per partition, in order. verifyOnly answers whether they are in it already (KIP-890). */
+  addPartitions(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: { topic: string; partition: number }[], verifyOnly: boolean): Promise<number[]> {
+    return this.run(transactionalId, async () => {
+      const meta = this.txns.get(transactionalId);
+      const error = this.check(meta, producerId, producerEpoch);
+      if (error !== ErrorCode.NONE) return partitions.map(() => error);
+      const resolved: (TxnPartition | null)[] = [];
+      for (const p of partitions) {
+        const topic = await this.topics.get(p.topic);
+        resolved.push(topic && p.partition >= 0 && p.partition < topic.partitionCount ? { topicId: topic.topicId, topic: topic.name, partition: p.partition } : null);
+      }
+      if (verifyOnly) {
+        return resolved.map((r) =>
+          r && meta!.state === 'Ongoing' && meta!.partitions.has(partitionKey(r.topicId, r.partition)) ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE,
+        );
+      }
+      // As Kafka: when some partitions are unknown, none is added and the others are OPERATION_NOT_ATTEMPTED.
+      if (resolved.some((r) => r === null)) return resolved.map((r) => (r ? ErrorCode.OPERATION_NOT_ATTEMPTED : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+      for (const r of resolved) meta!.partitions.set(partitionKey(r!.topicId, r!.partition), r!);
+      await this.begin(meta!);
+      return resolved.map(() => ErrorCode.NONE);
+    });
+  }
+
+  /** AddOffsetsToTxn: the transaction will carry offsets of the group. */
+  addOffsets(transactionalId: string, producerId: bigint, producerEpoch: number, groupId: string): Promise<number> {
+    return this.run(transactionalId, async () => {
+      const meta = this.txns.get(transactionalId);
+      const error = this.check(meta, producerId, producerEpoch);
+      if (error !== ErrorCode.NONE) return error;
+      meta!.groups.add(groupId);
+      await this.begin(meta!);
+      return ErrorCode.NONE;
+    });
+  }
+
+  /**
+   * TxnOffsetCommit: stages offsets under the transaction; they become the
+   * group's committed offsets when it commits. The transaction must be
+   * ongoing with the group added (AddOffsetsToTxn). Returns a request-wide
+   * error, or NONE and the accepted offsets are staged.
+   */
+  commitOffsets(transactionalId: string, producerId: bigint, producerEpoch: number, offsets: PendingTxnOffset[]): Promise<number> {
+    return this.run(transactionalId, async () => {
+      const meta = this.txns.get(transactionalId);
+      const error = this.check(meta, producerId, producerEpoch);
+      if (error !== ErrorCode.NONE) return error;
+      if (meta!.state !== 'Ongoing' || offsets.some((o) => !meta!.groups.has(o.groupId))) return ErrorCode.INVALID_TXN_STATE;
+      await this.store.stageOffsets(transactionalId, offsets);
+      for (const o of offsets) meta!.offsets.set(offsetKey(o.groupId, o.topic, o.partition), o);
+      return ErrorCode.NONE;
+    });
+  }
+
+  /** Partitions (topic\0partition) of the group with offsets staged by an open transaction: OffsetFetch with requireStable answers UNSTABLE_OFFSET_COMMIT for them. */
+  pendingOffsets(groupId: string): Set<string> {
+    const out = new Set<string>();
+    for (const meta of this.txns.values()) for (const o of meta.offsets.values()) if (o.groupId === groupId) out.add(`${o.topic}\u0000${o.partition}`);
+    return out;
+  }
+
+  // ---- Produce -----------------------------------------------------------
+
+  /**
+   * May this transactional batch be appended to the partition? Only the
+   * current epoch of the producer, into an ongoing transaction the partition
+   * was added to. Synchronous, so that a batch that passes is queued before
+   * any marker of its transaction (see endTransaction).
+   */
+  verifyProduce(producerId: bigint, producerEpoch: number, topicId: string, partition: number): number {
+    const meta = this.byProducerId.get(producerId);
+    if (!meta || meta.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
+    if (producerEpoch < meta.producerEpoch) return ErrorCode.PRODUCER_FENCED;
+    if (producerEpoch > meta.producerEpoch || meta.state !== 'Ongoing' || !meta.partitions.has(partitionKey(topicId, partition))) return ErrorCode.INVALID_TXN_STATE;
+    return ErrorCode.NONE;
+  }
+
+  // ---- EndTxn --------------------------------------------------------------
+
+  endTxn(transactionalId: string, producerId: bigint, producerEpoch: number, commit: boolean): Promise<ProducerResult> {
+    return this.run(transactionalId, async () => {
+      const meta = this.txns.get(transactionalId);
+      const error = this.check(meta, producerId, producerEpoch);
+      if (error !== ErrorCode.NONE) return this.failed(error);
+      const result = (errorCode: number) => ({ errorCode, producerId: meta!.producerId, producerEpoch: meta!.producerEpoch });
+      switch (meta!.state) {
+        case 'Ongoing':
+          await this.endTransaction(meta!, commit, false, commit ? 'committed' : 'aborted');
+          return result(ErrorCode.NONE);
+        case 'CompleteCommit':
+          // A retry of the EndTxn that completed it is answered as it was.
+          return result(commit ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE);
+        case 'CompleteAbort':
+          return result(commit ? ErrorCode.INVALID_TXN_STATE : ErrorCode.NONE);
+        default:
+          return result(ErrorCode.INVALID_TXN_STATE);
+      }
+    });
+  }
+
+  /**
+   * Ends the ongoing transaction: PrepareCommit/PrepareAbort is stored, the
+   * marker goes to every partition through the normal append path (so it
+   * takes the next offset in order), then the staged offsets are applied or
+   * dropped together with the Complete state. `fence` bumps the epoch first
+   * (a new instance, or a timeout), so the old instance is refused from then
+   * on. The state leaves Ongoing synchronously, so no batch of the
+   * transaction can be queued behind its marker.
+   */
+  private async endTransaction(meta: TxnMetadata, commit: boolean, fence: boolean, reason: string): Promise<void> {
+    if (fence && meta.producerEpoch + 1 < MAX_EPOCH) {
+      meta.lastProducerEpoch = meta.producerEpoch;
+      meta.producerEpoch += 1;
+    }
+    meta.state = commit ? 'PrepareCommit' : 'PrepareAbort';
+    await this.store.save(this.snapshot(meta));
+    await this.completePrepared(meta);
+    this.log.info({ transactionalId: meta.transactionalId, producerId: meta.producerId, partitions: meta.partitions.size, reason }, commit ? 'transaction committed' : 'transaction aborted');
+  }
+
+  /** Writes the markers of a prepared transaction and completes it. Safe to repeat: a marker for a transaction already ended on a partition changes nothing there. */
+  private async completePrepared(meta: TxnMetadata): Promise<void> {
+    const commit = meta.state === 'PrepareCommit';
+    await Promise.all(
+      [...meta.partitions.values()].map(async (tp) => {
+        const log = await this.logs.partition(tp.topicId, tp.partition);
+        if (!log) return; // the topic was deleted
+        const data = buildEndTxnMarker({ commit, producerId: meta.producerId, producerEpoch: meta.producerEpoch, coordinatorEpoch: 0, timestamp: BigInt(this.clock.now()) });
+        const header = readBatchHeaderAt(data, 0)!;
+        await this.logs.append(log, [{ data, header, marker: { commit } }]).catch((err: unknown) => {
+          // Deleted while the marker waited: nothing is left there to commit or abort.
+          if (!(err instanceof AppendError && err.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)) throw err;
+        });
+      }),
+    );
+    meta.state = commit ? 'CompleteCommit' : 'CompleteAbort';
+    meta.startTimeMs = -1;
+    meta.partitions.clear();
+    meta.groups.clear();
+    meta.offsets.clear();
+    await this.store.complete(this.snapshot(meta), commit);
+  }
+
+  /** Aborts, with an epoch bump, every transaction open longer than its timeout; retries completions that failed. */
+  private async abortTimedOut(): Promise<void> {
+    const now = this.clock.now();
+    for (const meta of this.txns.values()) {
+      const expired = meta.state === 'Ongoing' && meta.startTimeMs >= 0 && now - meta.startTimeMs > meta.timeoutMs;
+      const stuck = (meta.state === 'PrepareCommit' || meta.state === 'PrepareAbort') && !this.queues.has(meta.transactionalId);
+      if (!expired && !stuck) continue;
+      await this.run(meta.transactionalId, async () => {
+        if (meta.state === 'PrepareCommit' || meta.state === 'PrepareAbort') await this.completePrepared(meta);
+        else if (meta.state === 'Ongoing' && this.clock.now() - meta.startTimeMs > meta.timeoutMs) {
+          await this.endTransaction(meta, false, true, `timed out after ${meta.timeoutMs} ms`);
+        }
+      }).catch((err: Error) => this.log.warn({ err: err.message, transactionalId: meta.transactionalId, code: 'PGKAFKA_TXN_ABORT_FAILED' }, 'aborting a timed-out transaction failed; retrying'));
+    }
+  }
+
+  // ---- tooling -------------------------------------------------------------
+
+  describe(transactionalId: string): TxnMetadata | undefined {
+    return this.txns.get(transactionalId);
+  }
+
+  list(): TxnMetadata[] {
+    return [...this.txns.values()].sort((a, b) => (a.transactionalId < b.transactionalId ? -1 : 1));
+  }
+
+  /** The producer's ongoing transaction, if any (DescribeProducers). */
+  byProducer(producerId: bigint): TxnMetadata | undefined {
+    return this.byProducerId.get(producerId);
+  }
+}

@@ -1,0 +1,53 @@
+// TxnOffsetCommit (key 28), v0-5.
+// v1: same as v0. v2: committed leader epoch. v3: flexible; the consumer's
+// generation, member id and group instance id (KIP-447), checked against
+// the group; PRODUCER_FENCED (KIP-588). v4: same as v3 (KIP-890 part 1
+// errors). v5: same as v4.
+// The offsets are staged under the transaction and become the group's
+// committed offsets only when it commits.
+import { ErrorCode } from '../protocol/errors.js';
+import { TxnOffsetCommitApi } from '../protocol/messages/index.js';
+import type { PendingTxnOffset } from '../storage/pg/transaction-store.js';
+import { fencedForVersion } from './txn-errors.js';
+import { defineHandler } from './types.js';
+
+export default defineHandler({
+  codec: TxnOffsetCommitApi,
+  minVersion: 0,
+  maxVersion: 5,
+  async handle(ctx, request) {
+    const { topics, groups, transactions } = ctx.broker;
+    const errors: number[] = [];
+    const accepted: PendingTxnOffset[] = [];
+    let requestError: number = request.groupId === '' ? ErrorCode.INVALID_GROUP_ID : ErrorCode.NONE;
+    if (requestError === ErrorCode.NONE) requestError = groups.validateTxnOffsetCommit(request.groupId, request.memberId, request.groupInstanceId, request.generationId);
+    for (const t of request.topics) {
+      const topic = await topics.get(t.name);
+      for (const p of t.partitions) {
+        if (!topic || p.partitionIndex < 0 || p.partitionIndex >= topic.partitionCount) errors.push(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+        else if (p.committedMetadata !== null && Buffer.byteLength(p.committedMetadata) > groups.settings.offsetMetadataMaxBytes) errors.push(ErrorCode.OFFSET_METADATA_TOO_LARGE);
+        else {
+          errors.push(ErrorCode.NONE);
+          accepted.push({ groupId: request.groupId, topic: t.name, partition: p.partitionIndex, committedOffset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata });
+        }
+      }
+    }
+    if (requestError === ErrorCode.NONE && accepted.length > 0) {
+      requestError = await transactions.commitOffsets(request.transactionalId, request.producerId, request.producerEpoch, accepted);
+    }
+    if (requestError === ErrorCode.NONE && accepted.length > 0) groups.noteOffsetsGroup(request.groupId);
+    if (requestError !== ErrorCode.NONE) ctx.log.info({ transactionalId: request.transactionalId, group: request.groupId, errorCode: requestError }, 'transactional offset commit refused');
+    const finalError = fencedForVersion(requestError, ctx.apiVersion, 3);
+    let i = 0;
+    return {
+      throttleTimeMs: 0,
+      topics: request.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => {
+          const own = errors[i++]!;
+          return { partitionIndex: p.partitionIndex, errorCode: own !== ErrorCode.NONE ? own : finalError };
+        }),
+      })),
+    };
+  },
+});

@@ -1,0 +1,141 @@
+import type pg from 'pg';
+import { inTransaction } from './pool.js';
+
+/** A transaction partition as the coordinator records it. */
+export interface TxnPartition {
+  topicId: string;
+  topic: string;
+  partition: number;
+}
+
+/** One transactional id's coordinator state (Kafka's TransactionMetadata). */
+export interface StoredTransaction {
+  transactionalId: string;
+  producerId: bigint;
+  producerEpoch: number;
+  lastProducerEpoch: number;
+  timeoutMs: number;
+  state: string;
+  startTime: Date | null;
+  partitions: TxnPartition[];
+  groups: string[];
+}
+
+/** An offset committed inside a transaction, visible only once it commits. */
+export interface PendingTxnOffset {
+  groupId: string;
+  topic: string;
+  partition: number;
+  committedOffset: bigint;
+  leaderEpoch: number;
+  metadata: string | null;
+}
+
+interface TransactionRow {
+  transactional_id: string;
+  producer_id: bigint;
+  producer_epoch: number;
+  last_producer_epoch: number;
+  timeout_ms: number;
+  state: string;
+  start_time: Date | null;
+  partitions: TxnPartition[];
+  groups: string[];
+}
+
+const SAVE_SQL = `
+INSERT INTO transactions (transactional_id, producer_id, producer_epoch, last_producer_epoch, timeout_ms, state, start_time, partitions, groups, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now())
+ON CONFLICT (transactional_id) DO UPDATE SET producer_id = $2, producer_epoch = $3, last_producer_epoch = $4, timeout_ms = $5,
+  state = $6, start_time = $7, partitions = $8, groups = $9, updated_at = now()`;
+
+const saveParams = (t: StoredTransaction) => [
+  t.transactionalId,
+  t.producerId,
+  t.producerEpoch,
+  t.lastProducerEpoch,
+  t.timeoutMs,
+  t.state,
+  t.startTime,
+  JSON.stringify(t.partitions),
+  t.groups,
+];
+
+/** The transaction coordinator's state and the offsets transactions carry. */
+export class TransactionStore {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async loadAll(): Promise<{ transactions: StoredTransaction[]; offsets: Map<string, PendingTxnOffset[]> }> {
+    const [txns, offsets] = await Promise.all([
+      this.pool.query<TransactionRow>('SELECT * FROM transactions ORDER BY transactional_id'),
+      this.pool.query<{ transactional_id: string; group_id: string; topic: string; partition: number; committed_offset: bigint; leader_epoch: number; metadata: string | null }>(
+        'SELECT * FROM txn_offsets',
+      ),
+    ]);
+    const byTxn = new Map<string, PendingTxnOffset[]>();
+    for (const r of offsets.rows) {
+      const list = byTxn.get(r.transactional_id) ?? [];
+      list.push({ groupId: r.group_id, topic: r.topic, partition: r.partition, committedOffset: r.committed_offset, leaderEpoch: r.leader_epoch, metadata: r.metadata });
+      byTxn.set(r.transactional_id, list);
+    }
+    return {
+      transactions: txns.rows.map((r) => ({
+        transactionalId: r.transactional_id,
+        producerId: r.producer_id,
+        producerEpoch: r.producer_epoch,
+        lastProducerEpoch: r.last_producer_epoch,
+        timeoutMs: r.timeout_ms,
+        state: r.state,
+        startTime: r.start_time,
+        partitions: r.partitions,
+        groups: r.groups,
+      })),
+      offsets: byTxn,
+    };
+  }
+
+  async save(t: StoredTransaction): Promise<void> {
+    await this.pool.query(SAVE_SQL, saveParams(t));
+  }
+
+  /** TxnOffsetCommit: stages the offsets under the transaction (a later commit of the same partition replaces it). */
+  async stageOffsets(transactionalId: string, offsets: readonly PendingTxnOffset[]): Promise<void> {
+    if (offsets.length === 0) return;
+    await this.pool.query(
+      `INSERT INTO txn_offsets (transactional_id, group_id, topic, partition, committed_offset, leader_epoch, metadata)
+       SELECT $1, g, t, p, o, e, m FROM unnest($2::text[], $3::text[], $4::int4[], $5::int8[], $6::int4[], $7::text[]) AS u(g, t, p, o, e, m)
+       ON CONFLICT (transactional_id, group_id, topic, partition) DO UPDATE SET committed_offset = excluded.committed_offset,
+         leader_epoch = excluded.leader_epoch, metadata = excluded.metadata`,
+      [
+        transactionalId,
+        offsets.map((o) => o.groupId),
+        offsets.map((o) => o.topic),
+        offsets.map((o) => o.partition),
+        offsets.map((o) => o.committedOffset.toString()),
+        offsets.map((o) => o.leaderEpoch),
+        offsets.map((o) => o.metadata),
+      ],
+    );
+  }
+
+  /**
+   * Completes a transaction's offsets and records its final state, in one
+   * PostgreSQL transaction: on commit the staged offsets become the groups'
+   * committed offsets; on abort they are dropped.
+   */
+  async complete(t: StoredTransaction, commit: boolean): Promise<void> {
+    await inTransaction(this.pool, async (client) => {
+      if (commit) {
+        await client.query(
+          `INSERT INTO committed_offsets (group_id, topic, partition, committed_offset, leader_epoch, metadata, commit_timestamp)
+           SELECT group_id, topic, partition, committed_offset, leader_epoch, metadata, now() FROM txn_offsets WHERE transactional_id = $1
+           ON CONFLICT (group_id, topic, partition) DO UPDATE SET committed_offset = excluded.committed_offset,
+             leader_epoch = excluded.leader_epoch, metadata = excluded.metadata, commit_timestamp = excluded.commit_timestamp`,
+          [t.transactionalId],
+        );
+      }
+      await client.query('DELETE FROM txn_offsets WHERE transactional_id = $1', [t.transactionalId]);
+      await client.query(SAVE_SQL, saveParams(t));
+    });
+  }
+}
