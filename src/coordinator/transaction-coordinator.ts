@@ -328,8 +328,9 @@ export class TransactionCoordinator {
     }
     meta.state = commit ? 'PrepareCommit' : 'PrepareAbort';
     await this.store.save(this.snapshot(meta));
+    const partitions = meta.partitions.size; // completePrepared empties the set
     await this.completePrepared(meta);
-    this.log.info({ transactionalId: meta.transactionalId, producerId: meta.producerId, partitions: meta.partitions.size, reason }, commit ? 'transaction committed' : 'transaction aborted');
+    this.log.info({ transactionalId: meta.transactionalId, producerId: meta.producerId, partitions, reason }, commit ? 'transaction committed' : 'transaction aborted');
   }
 
   /** Writes the markers of a prepared transaction and completes it. Safe to repeat: a marker for a transaction already ended on a partition changes nothing there. */
