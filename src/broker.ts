@@ -3,6 +3,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { BrokerContext } from './broker-context.js';
 import type { Config } from './config/schema.js';
+import { systemClock } from './coordinator/clock.js';
 import { GroupCoordinator } from './coordinator/group-coordinator.js';
 import { TransactionCoordinator } from './coordinator/transaction-coordinator.js';
 import { HandlerRegistry } from './handlers/registry.js';
@@ -70,6 +71,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     new TailCache(config.fetchCacheMaxBytes),
     producerStore,
     log,
+    config.producerIdExpirationMs,
   );
 
   const groups = new GroupCoordinator(new GroupStore(pool), topics, {
@@ -82,7 +84,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     offsetMetadataMaxBytes: config.offsetMetadataMaxBytes,
   }, log);
   await groups.load();
-  const transactions = new TransactionCoordinator(new TransactionStore(pool), logs, topics, log);
+  const transactions = new TransactionCoordinator(new TransactionStore(pool), logs, topics, log, systemClock, undefined, config.transactionalIdExpirationMs);
   await transactions.load();
 
   const notifications = new Notifications(connection, [channels.append, channels.topics], log);

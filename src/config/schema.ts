@@ -52,6 +52,8 @@ export const options = {
   compressionType: { env: 'PGKAFKA_COMPRESSION_TYPE', schema: z.enum(['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer']), default: 'producer', doc: "Default `compression.type` of topics; `producer` keeps the producer's codec (Kafka's `compression.type`)." },
   logRetentionCheckIntervalMs: { env: 'PGKAFKA_LOG_RETENTION_CHECK_INTERVAL_MS', schema: int(100), default: 300000, doc: "How often the retention cleaner looks for batches to delete (Kafka's `log.retention.check.interval.ms`)." },
   logCleanerChunkBatches: { env: 'PGKAFKA_LOG_CLEANER_CHUNK_BATCHES', schema: int(1), default: 1000, doc: 'Most batches one cleaner statement deletes or compacts, so cleaning never holds up produce or fetch for long.' },
+  producerIdExpirationMs: { env: 'PGKAFKA_PRODUCER_ID_EXPIRATION_MS', schema: int(1), default: 86400000, doc: "How long an idempotent producer's sequence state is kept after its last append (Kafka's `producer.id.expiration.ms`)." },
+  transactionalIdExpirationMs: { env: 'PGKAFKA_TRANSACTIONAL_ID_EXPIRATION_MS', schema: int(1), default: 604800000, doc: "How long an idle transactional id (no transaction open) is kept (Kafka's `transactional.id.expiration.ms`)." },
   logLevel: { env: 'PGKAFKA_LOG_LEVEL', schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', doc: 'pino log level; `debug` logs every request.' },
 } as const;
 

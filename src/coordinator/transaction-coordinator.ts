@@ -38,6 +38,8 @@ export interface TxnMetadata {
   groups: Set<string>;
   /** Staged TxnOffsetCommit offsets by group\0topic\0partition. */
   offsets: Map<string, PendingTxnOffset>;
+  /** When a request for this transactional id last ran (ms): idle ids expire after transactional.id.expiration.ms. */
+  lastUsedMs: number;
 }
 
 export interface ProducerResult {
@@ -63,6 +65,7 @@ export class TransactionCoordinator {
     private readonly log: Logger,
     private readonly clock: Clock = systemClock,
     private readonly timeoutCheckMs = DEFAULT_TIMEOUT_CHECK_MS,
+    private readonly transactionalIdExpirationMs = 604_800_000,
   ) {}
 
   /** Restores every transactional id, and completes transactions a previous process left between Prepare and Complete. */
@@ -80,6 +83,7 @@ export class TransactionCoordinator {
         partitions: new Map(t.partitions.map((p) => [partitionKey(p.topicId, p.partition), p])),
         groups: new Set(t.groups),
         offsets: new Map((offsets.get(t.transactionalId) ?? []).map((o) => [offsetKey(o.groupId, o.topic, o.partition), o])),
+        lastUsedMs: t.updatedAt ? t.updatedAt.getTime() : this.clock.now(),
       };
       this.register(meta);
     }
@@ -115,7 +119,11 @@ export class TransactionCoordinator {
   /** Runs `work` after every earlier request of the transactional id. */
   private run<T>(transactionalId: string, work: () => Promise<T>): Promise<T> {
     const previous = this.queues.get(transactionalId) ?? Promise.resolve();
-    const next = previous.catch(() => {}).then(work);
+    const next = previous.catch(() => {}).then(() => {
+      const meta = this.txns.get(transactionalId);
+      if (meta) meta.lastUsedMs = this.clock.now();
+      return work();
+    });
     this.queues.set(transactionalId, next);
     void next.finally(() => {
       if (this.queues.get(transactionalId) === next) this.queues.delete(transactionalId);
@@ -160,6 +168,7 @@ export class TransactionCoordinator {
           partitions: new Map(),
           groups: new Set(),
           offsets: new Map(),
+          lastUsedMs: this.clock.now(),
         };
         await this.store.save(this.snapshot(meta));
         this.register(meta);
@@ -356,10 +365,24 @@ export class TransactionCoordinator {
     await this.store.complete(this.snapshot(meta), commit);
   }
 
-  /** Aborts, with an epoch bump, every transaction open longer than its timeout; retries completions that failed. */
+  /**
+   * Aborts, with an epoch bump, every transaction open longer than its
+   * timeout; retries completions that failed; forgets transactional ids idle
+   * (no transaction open) for longer than transactional.id.expiration.ms.
+   */
   private async abortTimedOut(): Promise<void> {
     const now = this.clock.now();
-    for (const meta of this.txns.values()) {
+    for (const meta of [...this.txns.values()]) {
+      const idle = meta.state === 'Empty' || meta.state === 'CompleteCommit' || meta.state === 'CompleteAbort';
+      if (idle && now - meta.lastUsedMs > this.transactionalIdExpirationMs && !this.queues.has(meta.transactionalId)) {
+        await this.run(meta.transactionalId, async () => {
+          if (!(await this.store.expire(meta.transactionalId))) return;
+          this.txns.delete(meta.transactionalId);
+          if (this.byProducerId.get(meta.producerId) === meta) this.byProducerId.delete(meta.producerId);
+          this.log.info({ transactionalId: meta.transactionalId }, 'transactional id expired');
+        }).catch((err: Error) => this.log.warn({ err: err.message, transactionalId: meta.transactionalId }, 'expiring a transactional id failed'));
+        continue;
+      }
       const expired = meta.state === 'Ongoing' && meta.startTimeMs >= 0 && now - meta.startTimeMs > meta.timeoutMs;
       const stuck = (meta.state === 'PrepareCommit' || meta.state === 'PrepareAbort') && !this.queues.has(meta.transactionalId);
       if (!expired && !stuck) continue;

@@ -5,7 +5,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import { decodeRecords, LAST_OFFSET_DELTA_OFFSET, readBatchHeaderAt } from '../protocol/records/index.js';
 import { PartitionLog, type AppendResult, type IncomingBatch, type PendingAppend } from './partition-log.js';
 import type { CachedBatch, TailCache } from './tail-cache.js';
-import { checkSequence, PRODUCER_BATCHES_KEPT, recordAppend, type ProducerEntry, type SequenceCheck } from './producer-state.js';
+import { checkSequence, isExpired, PRODUCER_BATCHES_KEPT, recordAppend, type ProducerEntry, type SequenceCheck } from './producer-state.js';
 import type { BatchHeader } from '../protocol/records/index.js';
 import type { ProducerStore } from '../storage/pg/producer-store.js';
 
@@ -70,6 +70,7 @@ export class LogManager {
     private readonly tail: TailCache,
     private readonly producerStore: ProducerStore,
     private readonly log: Logger,
+    private readonly producerIdExpirationMs = 86_400_000,
   ) {}
 
   /** CreatePartitions: raises the topic's partition count from `from` to `to`; false if it changed meanwhile. */
@@ -268,9 +269,10 @@ export class LogManager {
             continue;
           }
           const position = new Map(items.map((item, i) => [item, i]));
+          const now = Date.now();
           for (const s of sequenced) {
             const offset = result.baseOffset + firstRelative[position.get(s.item)!]!;
-            p.producers.set(s.header.producerId, recordAppend(p.producers.get(s.header.producerId), s.header, offset));
+            p.producers.set(s.header.producerId, recordAppend(p.producers.get(s.header.producerId), s.header, offset, now));
           }
           for (const t of txn.opened) p.openTxns.set(t.producerId, result.baseOffset + t.relativeOffset);
           for (const t of txn.ended) {
@@ -314,9 +316,12 @@ export class LogManager {
     const unknown = new Set<bigint>();
     for (const item of items) for (const { header } of item.batches) if (header.producerId >= 0n && !header.isControl && !p.producers.has(header.producerId)) unknown.add(header.producerId);
     for (const producerId of unknown) {
-      const batches = await this.producerStore.lastBatches(p.topicId, p.partition, producerId, PRODUCER_BATCHES_KEPT);
-      p.producers.set(producerId, { producerEpoch: batches.at(-1)?.producerEpoch ?? -1, batches });
+      const stored = await this.producerStore.lastBatches(p.topicId, p.partition, producerId, PRODUCER_BATCHES_KEPT);
+      const batches = stored.map(({ maxTimestamp: _, ...b }) => b);
+      // After a restart the newest stored batch's timestamp stands in for the last append time.
+      p.producers.set(producerId, { producerEpoch: batches.at(-1)?.producerEpoch ?? -1, lastAppendMs: stored.at(-1)?.maxTimestamp ?? 0, batches });
     }
+    const now = Date.now();
     const working = new Map<bigint, ProducerEntry | undefined>();
     const accepted: PendingAppend[] = [];
     const sequenced: SequencedBatch[] = [];
@@ -326,10 +331,15 @@ export class LogManager {
       for (const { header } of item.batches) {
         // Markers are the coordinator's own batches, outside the producer's sequence.
         if (header.producerId < 0n || header.isControl) continue;
-        const entry = working.has(header.producerId) ? working.get(header.producerId) : p.producers.get(header.producerId);
+        let entry = working.has(header.producerId) ? working.get(header.producerId) : p.producers.get(header.producerId);
+        if (entry && isExpired(entry, now, this.producerIdExpirationMs)) {
+          // producer.id.expiration.ms passed since its last append: the producer starts afresh, as on Kafka.
+          p.producers.delete(header.producerId);
+          entry = undefined;
+        }
         outcome = checkSequence(entry, header);
         if (outcome.kind !== 'append') break;
-        working.set(header.producerId, recordAppend(entry, header, -1n));
+        working.set(header.producerId, recordAppend(entry, header, -1n, now));
         pending.push({ item, header });
       }
       if (outcome.kind === 'error') {

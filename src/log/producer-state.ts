@@ -13,6 +13,8 @@ const MAX_SEQUENCE = 2 ** 31 - 1;
 
 export interface ProducerEntry {
   producerEpoch: number;
+  /** When the producer last appended here (ms): its state expires producer.id.expiration.ms later. */
+  lastAppendMs: number;
   /** Newest last, at most PRODUCER_BATCHES_KEPT. */
   batches: ProducerBatch[];
 }
@@ -25,7 +27,12 @@ export function lastSequenceOf(header: BatchHeader): number {
   return (header.baseSequence + header.lastOffsetDelta) % (MAX_SEQUENCE + 1);
 }
 
-/** Checks a batch of producer `header.producerId` against the producer's entry on this partition (undefined: none known). */
+/** Whether the entry outlived producer.id.expiration.ms: its producer then counts as unknown. */
+export function isExpired(entry: ProducerEntry, now: number, expirationMs: number): boolean {
+  return now - entry.lastAppendMs > expirationMs;
+}
+
+/** Checks a batch of producer `header.producerId` against the producer's entry on this partition (undefined: none known or expired). */
 export function checkSequence(entry: ProducerEntry | undefined, header: BatchHeader): SequenceCheck {
   const epoch = header.producerEpoch;
   const first = header.baseSequence;
@@ -48,9 +55,9 @@ export function checkSequence(entry: ProducerEntry | undefined, header: BatchHea
   return { kind: 'append' };
 }
 
-/** The entry after a batch was appended at `baseOffset`. */
-export function recordAppend(entry: ProducerEntry | undefined, header: BatchHeader, baseOffset: bigint): ProducerEntry {
+/** The entry after a batch was appended at `baseOffset` at time `now`. */
+export function recordAppend(entry: ProducerEntry | undefined, header: BatchHeader, baseOffset: bigint, now: number): ProducerEntry {
   const batches = entry && entry.producerEpoch === header.producerEpoch ? entry.batches.slice(-(PRODUCER_BATCHES_KEPT - 1)) : [];
   batches.push({ producerEpoch: header.producerEpoch, firstSequence: header.baseSequence, lastSequence: lastSequenceOf(header), baseOffset });
-  return { producerEpoch: header.producerEpoch, batches };
+  return { producerEpoch: header.producerEpoch, lastAppendMs: now, batches };
 }

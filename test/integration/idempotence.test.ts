@@ -85,4 +85,20 @@ describe('idempotent producer', () => {
     const badTimeout = await client.request(InitProducerIdApi, 4, { transactionalId: 'tx-1', transactionTimeoutMs: 10_000_000, producerId: -1n, producerEpoch: -1 });
     expect(badTimeout.errorCode).toBe(ErrorCode.INVALID_TRANSACTION_TIMEOUT);
   });
+
+  it('forgets a producer after producer.id.expiration.ms: any sequence starts it afresh', async () => {
+    const own = await startTestBroker({ producerIdExpirationMs: 300 });
+    const c = await RawClient.connect(own.bootstrap);
+    try {
+      await c.request(CreateTopicsApi, 7, { topics: [{ name: 'idem', numPartitions: 1, replicationFactor: 1 }] });
+      const { producerId } = await c.request(InitProducerIdApi, 4, { transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
+      await produceWith(c, producerId, 0, 0, ['a']);
+      expect((await produceWith(c, producerId, 0, 5, ['gap'])).errorCode).toBe(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
+      await new Promise((r) => setTimeout(r, 400));
+      expect((await produceWith(c, producerId, 0, 5, ['after expiry'])).errorCode).toBe(0);
+    } finally {
+      c.close();
+      await own.destroy();
+    }
+  });
 });

@@ -347,3 +347,26 @@ describe('transactions across a broker restart', () => {
     }
   });
 });
+
+describe('transactional id expiration', () => {
+  it('forgets a transactional id idle for longer than transactional.id.expiration.ms', async () => {
+    const own = await startTestBroker({ transactionalIdExpirationMs: 300 });
+    const c = await RawClient.connect(own.bootstrap);
+    try {
+      const first = await c.request(InitProducerIdApi, 4, { transactionalId: 'short-lived', transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
+      expect(first.errorCode).toBe(0);
+      expect(await own.query(`SELECT 1 FROM transactions WHERE transactional_id = 'short-lived'`)).toHaveLength(1);
+      const deadline = Date.now() + 5000;
+      while ((await own.query(`SELECT 1 FROM transactions WHERE transactional_id = 'short-lived'`)).length > 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(await own.query(`SELECT 1 FROM transactions WHERE transactional_id = 'short-lived'`)).toHaveLength(0);
+      const again = await c.request(InitProducerIdApi, 4, { transactionalId: 'short-lived', transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
+      expect(again).toMatchObject({ errorCode: 0, producerEpoch: 0 });
+      expect(again.producerId).not.toBe(first.producerId);
+    } finally {
+      c.close();
+      await own.destroy();
+    }
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkSequence, recordAppend, type ProducerEntry } from '../../src/log/producer-state.js';
+import { checkSequence, isExpired, recordAppend, type ProducerEntry } from '../../src/log/producer-state.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import type { BatchHeader } from '../../src/protocol/records/index.js';
 
@@ -8,7 +8,7 @@ const header = (epoch: number, baseSequence: number, records = 1): BatchHeader =
 
 function entryAfter(...batches: [number, number, number, bigint][]): ProducerEntry {
   let entry: ProducerEntry | undefined;
-  for (const [epoch, seq, n, offset] of batches) entry = recordAppend(entry, header(epoch, seq, n), offset);
+  for (const [epoch, seq, n, offset] of batches) entry = recordAppend(entry, header(epoch, seq, n), offset, 1000);
   return entry!;
 }
 
@@ -40,13 +40,19 @@ describe('idempotent producer sequence checks', () => {
     expect(checkSequence(entry, header(2, 1))).toMatchObject({ kind: 'error', errorCode: ErrorCode.INVALID_PRODUCER_EPOCH });
     expect(checkSequence(entry, header(4, 7))).toMatchObject({ kind: 'error', errorCode: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER });
     expect(checkSequence(entry, header(4, 0))).toEqual({ kind: 'append' });
-    expect(recordAppend(entry, header(4, 0), 9n).batches).toEqual([{ producerEpoch: 4, firstSequence: 0, lastSequence: 0, baseOffset: 9n }]);
+    expect(recordAppend(entry, header(4, 0), 9n, 1000).batches).toEqual([{ producerEpoch: 4, firstSequence: 0, lastSequence: 0, baseOffset: 9n }]);
   });
 
   it('wraps sequences after 2^31 - 1', () => {
     const entry = entryAfter([0, 2 ** 31 - 2, 1, 0n]);
     expect(checkSequence(entry, header(0, 2 ** 31 - 1))).toEqual({ kind: 'append' });
-    const wrapped = recordAppend(entry, header(0, 2 ** 31 - 1), 1n);
+    const wrapped = recordAppend(entry, header(0, 2 ** 31 - 1), 1n, 1000);
     expect(checkSequence(wrapped, header(0, 0))).toEqual({ kind: 'append' });
+  });
+
+  it('expires a producer producer.id.expiration.ms after its last append', () => {
+    const entry = entryAfter([0, 0, 1, 0n]);
+    expect(isExpired(entry, 1000 + 60_000, 60_000)).toBe(false);
+    expect(isExpired(entry, 1000 + 60_001, 60_000)).toBe(true);
   });
 });

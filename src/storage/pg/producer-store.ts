@@ -7,6 +7,11 @@ export interface ProducerBatch {
   baseOffset: bigint;
 }
 
+export interface StoredProducerBatch extends ProducerBatch {
+  /** The batch's newest record timestamp (ms). */
+  maxTimestamp: number;
+}
+
 /** Producer ids and the producer state recorded in the log itself. */
 export class ProducerStore {
   constructor(private readonly pool: pg.Pool) {}
@@ -17,9 +22,9 @@ export class ProducerStore {
   }
 
   /** The producer's newest batches on a partition (newest last), as kept in the log: what its sequence checks need. */
-  async lastBatches(topicId: string, partition: number, producerId: bigint, limit: number): Promise<ProducerBatch[]> {
-    const { rows } = await this.pool.query<{ producer_epoch: number; base_sequence: number; record_count: number; base_offset: bigint; last_offset: bigint }>(
-      `SELECT producer_epoch, base_sequence, record_count, base_offset, last_offset FROM batches
+  async lastBatches(topicId: string, partition: number, producerId: bigint, limit: number): Promise<StoredProducerBatch[]> {
+    const { rows } = await this.pool.query<{ producer_epoch: number; base_sequence: number; record_count: number; base_offset: bigint; last_offset: bigint; max_timestamp: bigint }>(
+      `SELECT producer_epoch, base_sequence, record_count, base_offset, last_offset, max_timestamp FROM batches
        WHERE topic_id = $1 AND partition = $2 AND producer_id = $3 AND producer_id >= 0 AND NOT is_control
        ORDER BY base_offset DESC LIMIT $4`,
       [topicId, partition, producerId, limit],
@@ -30,6 +35,7 @@ export class ProducerStore {
       // The last sequence follows the offsets the batch spans (compaction may have removed records, not offsets).
       lastSequence: (r.base_sequence + Number(r.last_offset - r.base_offset)) % 2 ** 31,
       baseOffset: r.base_offset,
+      maxTimestamp: Number(r.max_timestamp),
     }));
   }
 }

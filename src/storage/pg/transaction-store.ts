@@ -19,6 +19,8 @@ export interface StoredTransaction {
   startTime: Date | null;
   partitions: TxnPartition[];
   groups: string[];
+  /** When the row last changed (as loaded; writes set it to now()). */
+  updatedAt?: Date;
 }
 
 /** An offset committed inside a transaction, visible only once it commits. */
@@ -41,6 +43,7 @@ interface TransactionRow {
   start_time: Date | null;
   partitions: TxnPartition[];
   groups: string[];
+  updated_at: Date;
 }
 
 const SAVE_SQL = `
@@ -89,9 +92,19 @@ export class TransactionStore {
         startTime: r.start_time,
         partitions: r.partitions,
         groups: r.groups,
+        updatedAt: r.updated_at,
       })),
       offsets: byTxn,
     };
+  }
+
+  /** Forgets an idle transactional id (transactional.id.expiration.ms); only while no transaction is open. */
+  async expire(transactionalId: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      "DELETE FROM transactions WHERE transactional_id = $1 AND state IN ('Empty', 'CompleteCommit', 'CompleteAbort')",
+      [transactionalId],
+    );
+    return (rowCount ?? 0) > 0;
   }
 
   async save(t: StoredTransaction): Promise<void> {
