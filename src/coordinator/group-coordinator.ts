@@ -143,19 +143,23 @@ export class GroupCoordinator {
     const groupError = group.validateOffsetCommit(memberId, groupInstanceId, generationId);
     if (groupError !== ErrorCode.NONE) return partitions.map(() => groupError);
     const errors: number[] = [];
-    const accepted: OffsetToCommit[] = [];
+    // A partition named twice: the last entry wins, as on Kafka.
+    const accepted = new Map<string, OffsetToCommit>();
     for (const p of partitions) {
       const topic = await this.topics.get(p.topic);
       if (!topic || p.partition < 0 || p.partition >= topic.partitionCount) {
         errors.push(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
       } else if (p.metadata !== null && Buffer.byteLength(p.metadata) > this.settings.offsetMetadataMaxBytes) {
         errors.push(ErrorCode.OFFSET_METADATA_TOO_LARGE);
+      } else if (p.metadata !== null && p.metadata.includes('\0')) {
+        // PostgreSQL text cannot hold a NUL character.
+        errors.push(ErrorCode.INVALID_COMMIT_OFFSET_SIZE);
       } else {
         errors.push(ErrorCode.NONE);
-        accepted.push(p);
+        accepted.set(`${p.topic}\u0000${p.partition}`, p);
       }
     }
-    await this.store.commitOffsets(groupId, accepted);
+    await this.store.commitOffsets(groupId, [...accepted.values()]);
     return errors;
   }
 

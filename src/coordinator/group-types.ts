@@ -58,6 +58,15 @@ export interface MemberIdentity {
 
 export const UNKNOWN_MEMBER_ID = '';
 
+/**
+ * A group id this broker can keep: Kafka refuses only the empty one, and
+ * PostgreSQL text cannot hold a NUL character, so those are refused too
+ * (INVALID_GROUP_ID).
+ */
+export function isValidGroupId(groupId: string): boolean {
+  return groupId !== '' && !groupId.includes('\0');
+}
+
 export const joinError = (errorCode: number, memberId = UNKNOWN_MEMBER_ID): JoinResult => ({
   errorCode,
   generationId: -1,

@@ -5,6 +5,7 @@
 // Generation -1 with no member id is a commit from outside group management
 // (standalone consumers, admin tools), accepted while the group is empty.
 import { ZERO_UUID } from '../protocol/codec/types.js';
+import { isValidGroupId } from '../coordinator/group-types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { OffsetCommitApi } from '../protocol/messages/index.js';
 import { defineHandler } from './types.js';
@@ -30,7 +31,7 @@ export default defineHandler({
       })),
     );
     let errors: number[];
-    if (request.groupId === '') {
+    if (!isValidGroupId(request.groupId)) {
       errors = partitions.map(() => ErrorCode.INVALID_GROUP_ID);
     } else {
       const known = partitions.filter((p) => p.known);

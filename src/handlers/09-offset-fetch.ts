@@ -6,6 +6,7 @@
 // per request (KIP-709). v9: member id and epoch (KIP-848 groups; unused by
 // classic groups). v10: topic ids.
 import { ZERO_UUID } from '../protocol/codec/types.js';
+import { isValidGroupId } from '../coordinator/group-types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { OffsetFetchApi } from '../protocol/messages/index.js';
 import type { FetchedOffset } from '../coordinator/group-coordinator.js';
@@ -65,7 +66,7 @@ export default defineHandler({
   async handle(ctx, request) {
     if (ctx.apiVersion < 8) {
       const wanted = request.topics && request.topics.map((t) => ({ name: t.name, topicId: ZERO_UUID, partitions: t.partitionIndexes }));
-      if (request.groupId === '') return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] };
+      if (!isValidGroupId(request.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] };
       return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, topics: await fetchGroup(ctx, request.groupId, wanted, ctx.apiVersion >= 7 && request.requireStable) };
     }
     const groups = [];
@@ -79,7 +80,7 @@ export default defineHandler({
         }
       }
       groups.push(
-        g.groupId === ''
+        !isValidGroupId(g.groupId)
           ? { groupId: g.groupId, errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] }
           : { groupId: g.groupId, errorCode: ErrorCode.NONE, topics: await fetchGroup(ctx, g.groupId, wanted, request.requireStable) },
       );

@@ -6,7 +6,7 @@
 // assignment for a static leader that rejoined without a rebalance.
 import { ErrorCode } from '../protocol/errors.js';
 import { JoinGroupApi } from '../protocol/messages/index.js';
-import { joinError } from '../coordinator/group-types.js';
+import { joinError, isValidGroupId } from '../coordinator/group-types.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -16,7 +16,7 @@ export default defineHandler({
   async handle(ctx, request) {
     const { groups } = ctx.broker;
     const respond = (r: ReturnType<typeof joinError>) => ({ throttleTimeMs: 0, ...r });
-    if (request.groupId === '') return respond(joinError(ErrorCode.INVALID_GROUP_ID, request.memberId));
+    if (!isValidGroupId(request.groupId)) return respond(joinError(ErrorCode.INVALID_GROUP_ID, request.memberId));
     if (!groups.validSessionTimeout(request.sessionTimeoutMs)) return respond(joinError(ErrorCode.INVALID_SESSION_TIMEOUT, request.memberId));
     const group = groups.getOrCreate(request.groupId);
     const result = await group.join({

@@ -1,6 +1,7 @@
 // LeaveGroup (key 13), v0-5.
 // v1: throttle time. v3: a batch of members, by member id or group instance
 // id, each with its own error (KIP-345). v4: flexible. v5: reason.
+import { isValidGroupId } from '../coordinator/group-types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { LeaveGroupApi } from '../protocol/messages/index.js';
 import { defineHandler } from './types.js';
@@ -14,7 +15,7 @@ export default defineHandler({
     const members = batched ? request.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId })) : [{ memberId: request.memberId, groupInstanceId: null }];
     const group = ctx.broker.groups.get(request.groupId);
     if (!group) {
-      return { throttleTimeMs: 0, errorCode: request.groupId === '' ? ErrorCode.INVALID_GROUP_ID : ErrorCode.UNKNOWN_MEMBER_ID, members: [] };
+      return { throttleTimeMs: 0, errorCode: !isValidGroupId(request.groupId) ? ErrorCode.INVALID_GROUP_ID : ErrorCode.UNKNOWN_MEMBER_ID, members: [] };
     }
     const errors = group.leave(members);
     ctx.log.info({ group: request.groupId, members: members.map((m) => m.groupInstanceId ?? m.memberId), errors }, 'members left');

@@ -3,7 +3,7 @@
 // and name, checked against the group's.
 import { ErrorCode } from '../protocol/errors.js';
 import { SyncGroupApi } from '../protocol/messages/index.js';
-import { syncError } from '../coordinator/group-types.js';
+import { syncError, isValidGroupId } from '../coordinator/group-types.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -23,7 +23,7 @@ export default defineHandler({
           // Copies: the request buffer is not kept once the response is sent.
           assignments: request.assignments.map((a) => ({ memberId: a.memberId, assignment: Buffer.from(a.assignment) })),
         })
-      : syncError(request.groupId === '' ? ErrorCode.INVALID_GROUP_ID : ErrorCode.UNKNOWN_MEMBER_ID);
+      : syncError(!isValidGroupId(request.groupId) ? ErrorCode.INVALID_GROUP_ID : ErrorCode.UNKNOWN_MEMBER_ID);
     return { throttleTimeMs: 0, ...result };
   },
 });

@@ -2,6 +2,7 @@
 // v1: throttle time. v3: authorized operations. v4: group instance ids.
 // v5: flexible. v6: GROUP_ID_NOT_FOUND (and a message) for unknown groups;
 // earlier versions describe them as Dead with no error.
+import { isValidGroupId } from '../coordinator/group-types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { DescribeGroupsApi } from '../protocol/messages/index.js';
 import { GROUP_OPERATIONS, NOT_REQUESTED } from './authorized-operations.js';
@@ -19,7 +20,7 @@ export default defineHandler({
         const notFound = ctx.apiVersion >= 6;
         return {
           groupId,
-          errorCode: groupId === '' ? ErrorCode.INVALID_GROUP_ID : notFound ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.NONE,
+          errorCode: !isValidGroupId(groupId) ? ErrorCode.INVALID_GROUP_ID : notFound ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.NONE,
           errorMessage: notFound ? `Group ${groupId} not found.` : null,
           groupState: 'Dead',
           protocolType: '',

@@ -19,7 +19,8 @@ export default defineHandler({
   async handle(ctx, request) {
     const failed = (errorCode: number) => ({ throttleTimeMs: 0, errorCode, producerId: -1n, producerEpoch: -1 });
     if (request.transactionalId !== null) {
-      if (request.transactionalId === '') return failed(ErrorCode.INVALID_REQUEST);
+      // Kafka refuses an empty transactional id; PostgreSQL text cannot hold a NUL character.
+      if (request.transactionalId === '' || request.transactionalId.includes('\0')) return failed(ErrorCode.INVALID_REQUEST);
       if (request.transactionTimeoutMs <= 0 || request.transactionTimeoutMs > MAX_TRANSACTION_TIMEOUT_MS) return failed(ErrorCode.INVALID_TRANSACTION_TIMEOUT);
       const result = await ctx.broker.transactions.initProducerId(request.transactionalId, request.transactionTimeoutMs, request.producerId, request.producerEpoch);
       const errorCode = result.errorCode === ErrorCode.PRODUCER_FENCED && ctx.apiVersion < 4 ? ErrorCode.INVALID_PRODUCER_EPOCH : result.errorCode;

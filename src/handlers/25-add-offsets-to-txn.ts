@@ -1,6 +1,7 @@
 // AddOffsetsToTxn (key 25), v0-4.
 // v1: same as v0. v2: PRODUCER_FENCED (KIP-588). v3: flexible. v4: same as v3.
 // The transaction will carry offsets of the group (TxnOffsetCommit).
+import { isValidGroupId } from '../coordinator/group-types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { AddOffsetsToTxnApi } from '../protocol/messages/index.js';
 import { fencedForVersion } from './txn-errors.js';
@@ -11,7 +12,7 @@ export default defineHandler({
   minVersion: 0,
   maxVersion: 4,
   async handle(ctx, request) {
-    if (request.groupId === '') return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_GROUP_ID };
+    if (!isValidGroupId(request.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_GROUP_ID };
     const errorCode = await ctx.broker.transactions.addOffsets(request.transactionalId, request.producerId, request.producerEpoch, request.groupId);
     return { throttleTimeMs: 0, errorCode: fencedForVersion(errorCode, ctx.apiVersion, 2) };
   },

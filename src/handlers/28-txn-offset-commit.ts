@@ -5,6 +5,7 @@
 // errors). v5: same as v4.
 // The offsets are staged under the transaction and become the group's
 // committed offsets only when it commits.
+import { isValidGroupId } from '../coordinator/group-types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { TxnOffsetCommitApi } from '../protocol/messages/index.js';
 import type { PendingTxnOffset } from '../storage/pg/transaction-store.js';
@@ -19,13 +20,15 @@ export default defineHandler({
     const { topics, groups, transactions } = ctx.broker;
     const errors: number[] = [];
     const accepted: PendingTxnOffset[] = [];
-    let requestError: number = request.groupId === '' ? ErrorCode.INVALID_GROUP_ID : ErrorCode.NONE;
+    let requestError: number = !isValidGroupId(request.groupId) ? ErrorCode.INVALID_GROUP_ID : ErrorCode.NONE;
     if (requestError === ErrorCode.NONE) requestError = groups.validateTxnOffsetCommit(request.groupId, request.memberId, request.groupInstanceId, request.generationId);
     for (const t of request.topics) {
       const topic = await topics.get(t.name);
       for (const p of t.partitions) {
         if (!topic || p.partitionIndex < 0 || p.partitionIndex >= topic.partitionCount) errors.push(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
         else if (p.committedMetadata !== null && Buffer.byteLength(p.committedMetadata) > groups.settings.offsetMetadataMaxBytes) errors.push(ErrorCode.OFFSET_METADATA_TOO_LARGE);
+        // PostgreSQL text cannot hold a NUL character.
+        else if (p.committedMetadata !== null && p.committedMetadata.includes('\0')) errors.push(ErrorCode.INVALID_COMMIT_OFFSET_SIZE);
         else {
           errors.push(ErrorCode.NONE);
           accepted.push({ groupId: request.groupId, topic: t.name, partition: p.partitionIndex, committedOffset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata });
@@ -33,7 +36,9 @@ export default defineHandler({
       }
     }
     if (requestError === ErrorCode.NONE && accepted.length > 0) {
-      requestError = await transactions.commitOffsets(request.transactionalId, request.producerId, request.producerEpoch, accepted);
+      // A partition named twice: the last entry wins, as on Kafka.
+      const unique = [...new Map(accepted.map((o) => [`${o.topic}\u0000${o.partition}`, o])).values()];
+      requestError = await transactions.commitOffsets(request.transactionalId, request.producerId, request.producerEpoch, unique);
     }
     if (requestError === ErrorCode.NONE && accepted.length > 0) groups.noteOffsetsGroup(request.groupId);
     if (requestError !== ErrorCode.NONE) ctx.log.info({ transactionalId: request.transactionalId, group: request.groupId, errorCode: requestError }, 'transactional offset commit refused');

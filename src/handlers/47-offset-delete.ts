@@ -2,6 +2,7 @@
 // Removes committed offsets of partitions the group no longer consumes;
 // partitions of topics its members subscribe to get GROUP_SUBSCRIBED_TO_TOPIC.
 import { Reader } from '../protocol/codec/reader.js';
+import { isValidGroupId } from '../coordinator/group-types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { ConsumerProtocolSubscriptionVersions, OffsetDeleteApi, readConsumerProtocolSubscription } from '../protocol/messages/index.js';
 import type { ClassicGroup } from '../coordinator/classic-group.js';
@@ -27,7 +28,7 @@ export default defineHandler({
   maxVersion: 0,
   async handle(ctx, request) {
     const partitions = request.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex })));
-    const { errorCode, partitionErrors } = request.groupId === ''
+    const { errorCode, partitionErrors } = !isValidGroupId(request.groupId)
       ? { errorCode: ErrorCode.INVALID_GROUP_ID, partitionErrors: [] }
       : await ctx.broker.groups.deleteOffsets(request.groupId, partitions, subscribedTopics);
     if (errorCode !== ErrorCode.NONE) return { errorCode, throttleTimeMs: 0, topics: [] };

@@ -20,7 +20,8 @@ export default defineHandler({
       return x < y ? -1 : x > y ? 1 : 0;
     });
     const cursor = request.cursor;
-    let budget = Math.max(1, request.responsePartitionLimit);
+    // Kafka caps the limit at max.request.partition.size.limit (2000).
+    let budget = Math.min(Math.max(1, request.responsePartitionLimit), 2000);
     const topics = [];
     let nextCursor: { topicName: string; partitionIndex: number } | null = null;
     for (const t of requested) {
@@ -34,7 +35,7 @@ export default defineHandler({
         nextCursor = { topicName: name, partitionIndex: 0 };
         break;
       }
-      const first = cursor && name === cursor.topicName ? cursor.partitionIndex : 0;
+      const first = cursor && name === cursor.topicName ? Math.max(0, cursor.partitionIndex) : 0;
       const partitions = [];
       for (let i = first; i < t.partitionCount; i++) {
         if (budget === 0) {

@@ -58,6 +58,8 @@ export class TopicManager {
   async get(name: string): Promise<Topic | null> {
     const cached = this.byName.get(name);
     if (cached) return cached;
+    // No legal topic name holds a NUL (and PostgreSQL text cannot): unknown, without a query.
+    if (name.includes('\0')) return null;
     const topic = await this.store.getByName(name);
     if (topic) this.remember(topic);
     return topic;

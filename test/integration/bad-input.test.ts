@@ -4,7 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Reader } from '../../src/protocol/codec/reader.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
-import { ApiVersionsApi, CreateTopicsApi, MetadataApi, ProduceApi, readApiVersionsResponse, readResponseHeader } from '../../src/protocol/messages/index.js';
+import {
+  ApiVersionsApi, CreateTopicsApi, DescribeTopicPartitionsApi, ListOffsetsApi, MetadataApi, OffsetCommitApi, OffsetFetchApi, ProduceApi, readApiVersionsResponse, readResponseHeader,
+} from '../../src/protocol/messages/index.js';
 import { buildBatch } from '../../src/protocol/records/index.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
 import { RawClient } from '../support/raw-client.js';
@@ -125,5 +127,40 @@ describe('topic errors', () => {
     const res = await bystander.request(ApiVersionsApi, 3, { clientSoftwareName: 'pgkafka-test', clientSoftwareVersion: '1.0' });
     expect(res.errorCode).toBe(0);
     expect(res.apiKeys.map((k) => k.apiKey)).toEqual(expect.arrayContaining([0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 42, 47, 60]));
+  });
+});
+
+describe('inputs the fuzzer found (answered, the connection stays open)', () => {
+  it('refuses a group id holding a NUL character with INVALID_GROUP_ID', async () => {
+    const res = await bystander.request(OffsetFetchApi, 8, { groups: [{ groupId: 'fuzz\u0000group', topics: null }] });
+    expect(res.groups[0]!.errorCode).toBe(ErrorCode.INVALID_GROUP_ID);
+    const commit = await bystander.request(OffsetCommitApi, 2, { groupId: 'a\u0000b', generationIdOrMemberEpoch: -1, memberId: '', topics: [{ name: 'x', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedMetadata: '' }] }] });
+    expect(commit.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.INVALID_GROUP_ID);
+  });
+
+  it('answers a topic name holding a NUL character as unknown', async () => {
+    const res = await bystander.request(ListOffsetsApi, 7, { replicaId: -1, topics: [{ name: 'bad\u0000topic', partitions: [{ partitionIndex: 0, timestamp: -1n }] }] });
+    expect(res.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  });
+
+  it('takes the last entry when an offset commit names a partition twice, and refuses NUL metadata', async () => {
+    await bystander.request(CreateTopicsApi, 7, { topics: [{ name: 'twice', numPartitions: 1, replicationFactor: 1 }] });
+    const res = await bystander.request(OffsetCommitApi, 2, {
+      groupId: 'twice-group', generationIdOrMemberEpoch: -1, memberId: '',
+      topics: [{ name: 'twice', partitions: [
+        { partitionIndex: 0, committedOffset: 1n, committedMetadata: '' },
+        { partitionIndex: 0, committedOffset: 2n, committedMetadata: '' },
+        { partitionIndex: 0, committedOffset: 3n, committedMetadata: 'nul\u0000' },
+      ] }],
+    });
+    expect(res.topics[0]!.partitions.map((p) => p.errorCode)).toEqual([0, 0, ErrorCode.INVALID_COMMIT_OFFSET_SIZE]);
+    const fetched = await bystander.request(OffsetFetchApi, 1, { groupId: 'twice-group', topics: [{ name: 'twice', partitionIndexes: [0] }] });
+    expect(fetched.topics[0]!.partitions[0]!.committedOffset).toBe(2n);
+  });
+
+  it('treats a negative DescribeTopicPartitions cursor index as 0 instead of walking from it', async () => {
+    await bystander.request(CreateTopicsApi, 7, { topics: [{ name: 'cursor', numPartitions: 2, replicationFactor: 1 }] });
+    const res = await bystander.request(DescribeTopicPartitionsApi, 0, { topics: [{ name: 'cursor' }], responsePartitionLimit: 2000, cursor: { topicName: 'cursor', partitionIndex: -2147483648 } });
+    expect(res.topics[0]!.partitions.map((p) => p.partitionIndex)).toEqual([0, 1]);
   });
 });
