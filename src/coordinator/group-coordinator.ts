@@ -182,7 +182,8 @@ export class GroupCoordinator {
 
   /** OffsetFetch: committed offsets of the named partitions, or of every partition the group has committed (topics = null). */
   async fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null): Promise<FetchedOffset[]> {
-    const stored = await this.store.fetchOffsets(groupId, topics?.map((t) => t.name));
+    // No topic name holds a NUL (PostgreSQL text cannot): such names simply have no offsets.
+    const stored = await this.store.fetchOffsets(groupId, topics?.map((t) => t.name).filter((name) => !name.includes('\0')));
     if (topics === null) return stored.map((o) => ({ ...o, errorCode: ErrorCode.NONE }));
     const byKey = new Map(stored.map((o) => [`${o.topic}\u0000${o.partition}`, o]));
     return topics.flatMap((t) =>
@@ -201,7 +202,7 @@ export class GroupCoordinator {
     if (!group) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, partitionErrors: [] };
     const subscribed = group.state === 'Empty' ? new Set<string>() : subscribedTopics(group);
     const partitionErrors = partitions.map((p) => (subscribed.has(p.topic) ? ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC : ErrorCode.NONE));
-    await this.store.deleteOffsets(groupId, partitions.filter((_, i) => partitionErrors[i] === ErrorCode.NONE));
+    await this.store.deleteOffsets(groupId, partitions.filter((p, i) => partitionErrors[i] === ErrorCode.NONE && !p.topic.includes('\0')));
     return { errorCode: ErrorCode.NONE, partitionErrors };
   }
 
