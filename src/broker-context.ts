@@ -5,6 +5,7 @@ import type { LogManager } from './log/log-manager.js';
 import type { TopicManager } from './log/topic-manager.js';
 import type { Logger } from './observability/logger.js';
 import type { BrokerRow } from './storage/pg/cluster-store.js';
+import type { UserStore } from './storage/pg/user-store.js';
 
 /** The broker-wide services handlers call into. */
 export interface BrokerContext {
@@ -13,8 +14,16 @@ export interface BrokerContext {
   clusterId: string;
   /** This broker's advertised endpoint. */
   self: BrokerRow;
-  /** Live brokers sharing the database (refreshed by the registry heartbeat). */
-  liveBrokers(): BrokerRow[];
+  /**
+   * Live brokers sharing the database (refreshed by the registry heartbeat).
+   * Given a listener name, each broker's endpoint on that listener (brokers
+   * without it are left out), as Kafka answers Metadata per listener.
+   */
+  liveBrokers(listener?: string): BrokerRow[];
+  /** This broker's advertised endpoint on a listener. */
+  advertised(listener: string): BrokerRow;
+  /** SCRAM credentials (SASL, DescribeUserScramCredentials, AlterUserScramCredentials). */
+  users: UserStore;
   topics: TopicManager;
   logs: LogManager;
   groups: GroupCoordinator;

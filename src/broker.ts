@@ -14,6 +14,8 @@ import { TailCache } from './log/tail-cache.js';
 import { TopicManager } from './log/topic-manager.js';
 import type { Logger } from './observability/logger.js';
 import { startMetricsServer } from './observability/metrics.js';
+import { parseListeners, type ListenerSpec } from './security/listeners.js';
+import { tlsServerOptions } from './security/tls.js';
 import { KafkaServer } from './server/server.js';
 import { ClusterStore, type BrokerRow } from './storage/pg/cluster-store.js';
 import { CompactionStore } from './storage/pg/compaction-store.js';
@@ -28,12 +30,16 @@ import { Notifications } from './storage/pg/notifications.js';
 import { createPool } from './storage/pg/pool.js';
 import { TopicStore } from './storage/pg/topic-store.js';
 import { TransactionStore } from './storage/pg/transaction-store.js';
+import { UserStore } from './storage/pg/user-store.js';
 
 const BROKER_HEARTBEAT_MS = 3000;
 const BROKER_LIVENESS_MS = 15000;
 
 export interface RunningBroker {
+  /** The port of the first listener (the only one by default). */
   port: number;
+  /** The bound port of each listener, by name (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL). */
+  ports: Record<string, number>;
   /** The retention cleaner and compactor (tests run passes on demand). */
   cleaner: LogCleaner;
   /** Port of the /metrics endpoint, if enabled. */
@@ -99,16 +105,28 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   await notifications.start();
 
   const registry = new HandlerRegistry();
+  const users = new UserStore(pool);
+  const listeners: ListenerSpec[] = config.listeners ? parseListeners(config.listeners) : [{ name: 'PLAINTEXT', host: config.host, port: config.port }];
+  const advertisedListeners = new Map(parseListeners(config.advertisedListeners ?? '').map((l) => [l.name as string, l]));
   let live: BrokerRow[] = [];
+  /** A broker's endpoint on a listener: its registered one, or (registered before listeners existed) its only one. */
+  const onListener = (b: BrokerRow, listener: string): BrokerRow | null => {
+    if (!b.listeners) return b;
+    const endpoint = b.listeners[listener];
+    return endpoint ? { ...b, host: endpoint.host, port: endpoint.port } : null;
+  };
   const context: BrokerContext = {
     config,
     nodeId: config.nodeId,
     clusterId,
     self: { nodeId: config.nodeId, host: config.advertisedHost, port: 0, rack: null },
-    liveBrokers: () => {
+    liveBrokers: (listener) => {
       const others = live.filter((b) => b.nodeId !== config.nodeId);
-      return [context.self, ...others].sort((a, b) => a.nodeId - b.nodeId);
+      const all = [context.self, ...others].sort((a, b) => a.nodeId - b.nodeId);
+      return listener === undefined ? all : all.flatMap((b) => onListener(b, listener) ?? []);
     },
+    advertised: (listener) => onListener(context.self, listener) ?? context.self,
+    users,
     topics,
     logs,
     groups,
@@ -118,9 +136,31 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     shuttingDown: false,
   };
 
-  const server = new KafkaServer({ host: config.host, port: config.port, maxFrameBytes: config.socketRequestMaxBytes }, registry, context, log);
-  const port = await server.listen();
-  context.self.port = config.advertisedPort || port;
+  const tls = config.sslCertFile && config.sslKeyFile
+    ? tlsServerOptions({ certFile: config.sslCertFile, keyFile: config.sslKeyFile, caFile: config.sslCaFile, clientAuth: config.sslClientAuth })
+    : undefined;
+  const server = new KafkaServer({
+    listeners,
+    maxFrameBytes: config.socketRequestMaxBytes,
+    tls,
+    security: {
+      enabledMechanisms: config.saslEnabledMechanisms.split(','),
+      maxReauthMs: config.connectionsMaxReauthMs,
+      lookupCredential: (user, mechanism) => users.credential(user, mechanism),
+    },
+  }, registry, context, log);
+  const ports = Object.fromEntries(await server.listen());
+  const port = ports[listeners[0]!.name]!;
+  context.self.listeners = Object.fromEntries(listeners.map((l, i) => {
+    const advertised = advertisedListeners.get(l.name);
+    const boundPort = ports[l.name]!;
+    return [l.name, {
+      host: advertised?.host || config.advertisedHost,
+      port: advertised?.port || (i === 0 && !config.listeners && config.advertisedPort) || boundPort,
+    }];
+  }));
+  // The first listener is also the broker's registered host and port (what brokers predating listeners read).
+  Object.assign(context.self, context.self.listeners[listeners[0]!.name]!);
   await clusterStore.registerBroker(context.self, instanceId);
   live = await clusterStore.liveBrokers(BROKER_LIVENESS_MS);
   const heartbeat = setInterval(() => {
@@ -138,7 +178,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const metrics = config.metricsEnabled
     ? await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, lagStore: new LagStore(pool), log })
     : null;
-  log.info({ port, metricsPort: metrics?.port, nodeId: config.nodeId, clusterId, database: database.kind, schema: config.schema }, 'pgkafka broker listening');
+  log.info({ port, listeners: ports, metricsPort: metrics?.port, nodeId: config.nodeId, clusterId, database: database.kind, schema: config.schema }, 'pgkafka broker listening');
 
   let stopping: Promise<void> | null = null;
   const stop = () =>
@@ -157,5 +197,5 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
       await database.stop();
       log.info('pgkafka broker stopped');
     })());
-  return { port, metricsPort: metrics?.port ?? null, cleaner, context, database, stop };
+  return { port, ports, metricsPort: metrics?.port ?? null, cleaner, context, database, stop };
 }

@@ -1,14 +1,16 @@
 // pgkafka's command line: `pgkafka start` (the default) runs the broker until
 // SIGTERM or SIGINT, then shuts down gracefully; `pgkafka groups` shows
-// consumer-group lag.
+// consumer-group lag; `pgkafka users` manages SASL users.
 import { parseArgs } from 'node:util';
 import { startBroker } from '../broker.js';
 import { runGroupsCommand } from './groups.js';
+import { runUsersCommand } from './users.js';
 import { ConfigError, loadConfig, options } from '../config/schema.js';
 import { createLogger } from '../observability/logger.js';
 
 const USAGE = `Usage: pgkafka [start] [--help]
        pgkafka groups [--list] [--group <id>]... [--json]
+       pgkafka users add|remove|list … (pgkafka users --help)
 
 Starts a Kafka-protocol broker that stores everything in PostgreSQL.
 Configuration comes from environment variables (or a JSON file named by PGKAFKA_CONFIG):
@@ -22,6 +24,10 @@ async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if (argv[0] === 'groups') {
     process.exitCode = await runGroupsCommand(argv.slice(1), process.env, process.stdout);
+    return;
+  }
+  if (argv[0] === 'users') {
+    process.exitCode = await runUsersCommand(argv.slice(1), process.env, process.stdout);
     return;
   }
   const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });

@@ -3,6 +3,8 @@
 // message that names the option and its environment variable.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { listenersError, parseListeners } from '../security/listeners.js';
+import { SASL_MECHANISMS } from '../security/sasl-server.js';
 
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
@@ -11,6 +13,17 @@ const cleanupPolicy = z
   .string()
   .transform((v) => v.trim().split(/\s*,\s*/).filter((p) => p !== '').join(','))
   .refine((v) => v.split(',').every((p) => p === 'delete' || p === 'compact'), 'a comma-separated list of delete and compact');
+
+/** A listener list as Kafka's `listeners`. */
+const listenerList = z.string().transform((v) => v.trim()).superRefine((v, ctx) => {
+  const error = listenersError(v);
+  if (error) ctx.addIssue({ code: 'custom', message: error });
+});
+/** A comma-separated subset of the SASL mechanisms served (normalised to `A,B`). */
+const saslMechanisms = z
+  .string()
+  .transform((v) => v.split(',').map((m) => m.trim().toUpperCase()).filter((m) => m !== '').join(','))
+  .refine((v) => v !== '' && v.split(',').every((m) => (SASL_MECHANISMS as readonly string[]).includes(m)), `a comma-separated list of ${SASL_MECHANISMS.join(', ')}`);
 
 /** Each option: its schema, its environment variable, its default and what it does (the README table is built from this). */
 export const options = {
@@ -54,6 +67,14 @@ export const options = {
   logCleanerChunkBatches: { env: 'PGKAFKA_LOG_CLEANER_CHUNK_BATCHES', schema: int(1), default: 1000, doc: 'Most batches one cleaner statement deletes or compacts, so cleaning never holds up produce or fetch for long.' },
   producerIdExpirationMs: { env: 'PGKAFKA_PRODUCER_ID_EXPIRATION_MS', schema: int(1), default: 86400000, doc: "How long an idempotent producer's sequence state is kept after its last append (Kafka's `producer.id.expiration.ms`)." },
   transactionalIdExpirationMs: { env: 'PGKAFKA_TRANSACTIONAL_ID_EXPIRATION_MS', schema: int(1), default: 604800000, doc: "How long an idle transactional id (no transaction open) is kept (Kafka's `transactional.id.expiration.ms`)." },
+  listeners: { env: 'PGKAFKA_LISTENERS', schema: listenerList.optional(), default: undefined, doc: "Kafka listeners, `NAME://host:port` comma-separated, NAME one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL (Kafka's `listeners`); unset means one PLAINTEXT listener on `host`:`port`." },
+  advertisedListeners: { env: 'PGKAFKA_ADVERTISED_LISTENERS', schema: listenerList.optional(), default: undefined, doc: "Host and port clients are told to use, per listener, same syntax (Kafka's `advertised.listeners`); a listener not named here advertises `advertisedHost` and its own port." },
+  sslCertFile: { env: 'PGKAFKA_SSL_CERT_FILE', schema: z.string().min(1).optional(), default: undefined, doc: 'PEM certificate (chain) of the SSL and SASL_SSL listeners.' },
+  sslKeyFile: { env: 'PGKAFKA_SSL_KEY_FILE', schema: z.string().min(1).optional(), default: undefined, doc: 'PEM private key of the SSL and SASL_SSL listeners (unencrypted).' },
+  sslCaFile: { env: 'PGKAFKA_SSL_CA_FILE', schema: z.string().min(1).optional(), default: undefined, doc: 'PEM CA certificates that client certificates must chain to (used with `sslClientAuth`).' },
+  sslClientAuth: { env: 'PGKAFKA_SSL_CLIENT_AUTH', schema: z.enum(['none', 'requested', 'required']), default: 'none', doc: "Client certificates on SSL listeners: `none`, `requested` or `required`; a verified certificate's subject becomes the principal (Kafka's `ssl.client.auth`; SASL_SSL clients authenticate with SASL)." },
+  saslEnabledMechanisms: { env: 'PGKAFKA_SASL_ENABLED_MECHANISMS', schema: saslMechanisms, default: 'PLAIN,SCRAM-SHA-256,SCRAM-SHA-512', doc: "SASL mechanisms offered on SASL listeners, comma-separated: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (Kafka's `sasl.enabled.mechanisms`)." },
+  connectionsMaxReauthMs: { env: 'PGKAFKA_CONNECTIONS_MAX_REAUTH_MS', schema: int(0), default: 0, doc: "SASL session lifetime: clients re-authenticate before it ends or their connection is closed; 0 never expires (Kafka's `connections.max.reauth.ms`, KIP-368)." },
   logLevel: { env: 'PGKAFKA_LOG_LEVEL', schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', doc: 'pino log level; `debug` logs every request.' },
 } as const;
 
@@ -95,5 +116,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     }
     config[name] = parsed.data;
   }
+  checkListeners(config as Config);
   return config as Config;
+}
+
+/** What one option alone cannot check: TLS listeners need a certificate and key; advertised listeners must name configured ones. */
+function checkListeners(config: Config): void {
+  const listeners = parseListeners(config.listeners ?? '');
+  const tls = listeners.filter((l) => l.name === 'SSL' || l.name === 'SASL_SSL');
+  if (tls.length > 0 && (!config.sslCertFile || !config.sslKeyFile)) {
+    throw new ConfigError(`option listeners: ${tls[0]!.name} needs sslCertFile (PGKAFKA_SSL_CERT_FILE) and sslKeyFile (PGKAFKA_SSL_KEY_FILE)`);
+  }
+  const names = listeners.length > 0 ? listeners.map((l) => l.name) : ['PLAINTEXT'];
+  for (const a of parseListeners(config.advertisedListeners ?? '')) {
+    if (!names.includes(a.name)) throw new ConfigError(`option advertisedListeners: ${a.name} is not in listeners (${names.join(', ')})`);
+  }
 }

@@ -78,7 +78,7 @@ export default defineHandler({
     }
     return {
       throttleTimeMs: 0,
-      brokers: broker.liveBrokers().map((b) => ({ nodeId: b.nodeId, host: b.host, port: b.port, rack: b.rack })),
+      brokers: broker.liveBrokers(ctx.listener).map((b) => ({ nodeId: b.nodeId, host: b.host, port: b.port, rack: b.rack })),
       clusterId: broker.clusterId,
       controllerId: broker.nodeId,
       topics,

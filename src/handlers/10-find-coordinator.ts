@@ -15,7 +15,7 @@ export default defineHandler({
   minVersion: 0,
   maxVersion: 6,
   async handle(ctx, request) {
-    const { self } = ctx.broker;
+    const self = ctx.broker.advertised(ctx.listener);
     const answer = (key: string) => {
       if (request.keyType !== GROUP && request.keyType !== TRANSACTION) {
         return { key, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported key type ${request.keyType}`, nodeId: -1, host: '', port: -1 };

@@ -26,7 +26,7 @@ export default defineHandler({
       endpointType: BROKER_ENDPOINTS,
       clusterId: broker.clusterId,
       controllerId: broker.nodeId,
-      brokers: broker.liveBrokers().map((b) => ({ brokerId: b.nodeId, host: b.host, port: b.port, rack: b.rack, isFenced: false })),
+      brokers: broker.liveBrokers(ctx.listener).map((b) => ({ brokerId: b.nodeId, host: b.host, port: b.port, rack: b.rack, isFenced: false })),
       clusterAuthorizedOperations: request.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : NOT_REQUESTED,
     };
   },

@@ -15,6 +15,7 @@ import leaveGroup from './13-leave-group.js';
 import syncGroup from './14-sync-group.js';
 import describeGroups from './15-describe-groups.js';
 import listGroups from './16-list-groups.js';
+import saslHandshake from './17-sasl-handshake.js';
 import apiVersions from './18-api-versions.js';
 import createTopics from './19-create-topics.js';
 import deleteTopics from './20-delete-topics.js';
@@ -27,10 +28,13 @@ import txnOffsetCommit from './28-txn-offset-commit.js';
 import describeConfigs from './32-describe-configs.js';
 import alterConfigs from './33-alter-configs.js';
 import describeLogDirs from './35-describe-log-dirs.js';
+import saslAuthenticate from './36-sasl-authenticate.js';
 import createPartitions from './37-create-partitions.js';
 import deleteGroups from './42-delete-groups.js';
 import incrementalAlterConfigs from './44-incremental-alter-configs.js';
 import offsetDelete from './47-offset-delete.js';
+import describeUserScramCredentials from './50-describe-user-scram-credentials.js';
+import alterUserScramCredentials from './51-alter-user-scram-credentials.js';
 import describeCluster from './60-describe-cluster.js';
 import describeProducers from './61-describe-producers.js';
 import describeTransactions from './65-describe-transactions.js';
@@ -42,6 +46,7 @@ export const handlers: Handler[] = [
   syncGroup, describeGroups, listGroups, apiVersions, createTopics, deleteTopics, deleteRecords, initProducerId, addPartitionsToTxn,
   addOffsetsToTxn, endTxn, txnOffsetCommit, describeConfigs, alterConfigs, describeLogDirs, createPartitions, deleteGroups, incrementalAlterConfigs,
   offsetDelete, describeCluster, describeProducers, describeTransactions, listTransactions, describeTopicPartitions,
+  saslHandshake, saslAuthenticate, describeUserScramCredentials, alterUserScramCredentials,
 ];
 
 export class HandlerRegistry {

@@ -1,6 +1,7 @@
 import type { ApiCodec, Input } from '../protocol/codec/types.js';
 import type { Logger } from '../observability/logger.js';
 import type { BrokerContext } from '../broker-context.js';
+import type { SecurityProtocol, SecuritySession } from '../security/session.js';
 
 /** What a handler knows about the request it is serving. */
 export interface RequestContext {
@@ -10,6 +11,12 @@ export interface RequestContext {
   clientId: string | null;
   /** The client's address as Kafka reports it ("/127.0.0.1"). */
   clientHost: string;
+  /** The listener the request came through (its name is its security protocol). */
+  listener: SecurityProtocol;
+  /** The authenticated principal: "User:<name>" after SASL, the TLS client certificate's subject, or "User:ANONYMOUS". */
+  principal: string;
+  /** The connection's authentication state (the SASL handlers drive it). */
+  session: SecuritySession;
   log: Logger;
 }
 

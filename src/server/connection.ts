@@ -4,6 +4,7 @@ import type { HandlerRegistry } from '../handlers/registry.js';
 import { Deferred } from '../handlers/types.js';
 import type { Input } from '../protocol/codec/types.js';
 import type { Logger } from '../observability/logger.js';
+import type { SecuritySession } from '../security/session.js';
 import { Reader } from '../protocol/codec/reader.js';
 import { Writer } from '../protocol/codec/writer.js';
 import { readRequestHeader, requestHeaderVersion, responseHeaderVersion, writeResponseHeader } from '../protocol/messages/index.js';
@@ -30,6 +31,11 @@ const MAX_QUEUED_BYTES = 16 * 1024 * 1024;
  * response waits for the commit. Any other request waits until every earlier
  * response is out, as Kafka's broker handles one request per connection at a
  * time. A frame that cannot be decoded closes this connection only.
+ *
+ * On a SASL listener the connection's SecuritySession gates requests: until
+ * authentication succeeds only ApiVersions and the SASL APIs are served
+ * (anything else closes the connection, as on Kafka), and after SaslHandshake
+ * v0 the next frames are raw SASL tokens answered with raw tokens.
  */
 export class Connection {
   private readonly decoder: FrameDecoder;
@@ -51,6 +57,7 @@ export class Connection {
     private readonly broker: BrokerContext,
     private readonly log: Logger,
     maxFrameBytes: number,
+    private readonly session: SecuritySession,
   ) {
     this.decoder = new FrameDecoder(maxFrameBytes);
     this.clientHost = `/${socket.remoteAddress ?? 'unknown'}`;
@@ -131,7 +138,7 @@ export class Connection {
       // Only Produce requests overlap (each queues its batches before the
       // next is read); any other request first waits for every earlier
       // response, so it sees their effects, as on Kafka.
-      const pipelined = frame.length >= 2 && frame.readInt16BE(0) === PRODUCE_KEY;
+      const pipelined = frame.length >= 2 && frame.readInt16BE(0) === PRODUCE_KEY && this.session.authenticated && !this.session.expectsRawToken;
       if (!pipelined || this.responses.length >= MAX_PIPELINED || this.pipelinedBytes + frame.length > MAX_PIPELINED_BYTES) await this.responsesWritten();
       await this.handleFrame(frame);
       // A client that stops reading responses stops being served: no unbounded buffering of fetched batches.
@@ -185,12 +192,42 @@ export class Connection {
   }
 
   private async handleFrame(frame: Buffer): Promise<void> {
+    if (this.session.expectsRawToken) return this.handleRawToken(frame);
+    await this.handleRequest(frame);
+    if (this.session.closeAfterResponse && !this.closed) {
+      // A refused handshake or failed authentication: the answer goes out, then the connection closes.
+      await this.responsesWritten();
+      this.end();
+    }
+  }
+
+  /** A SASL token after SaslHandshake v0: answered with a raw token, or the connection closes on failure. */
+  private async handleRawToken(token: Buffer): Promise<void> {
+    let challenge: Buffer | null;
+    try {
+      challenge = await this.session.rawToken(token);
+    } catch (err) {
+      this.log.error({ err: (err as Error).message, code: 'PGKAFKA_HANDLER_FAILED' }, 'SASL authentication failed internally');
+      return this.close('internal error', err);
+    }
+    if (challenge === null) {
+      this.log.warn({ code: 'PGKAFKA_AUTHENTICATION_FAILED' }, 'SASL authentication failed (SaslHandshake v0 flow)');
+      return this.close('SASL authentication failed');
+    }
+    const size = Buffer.allocUnsafe(4);
+    size.writeInt32BE(challenge.length);
+    this.respondInOrder([size, challenge]);
+  }
+
+  private async handleRequest(frame: Buffer): Promise<void> {
     if (frame.length < 8) return this.close(`request of ${frame.length} bytes is too short for a header`);
     const apiKey = frame.readInt16BE(0);
     const apiVersion = frame.readInt16BE(2);
     const correlationId = frame.readInt32BE(4);
     const handler = this.registry.get(apiKey);
     if (!handler) return this.close(`unknown API key ${apiKey}`);
+    const refusal = this.session.refusal(apiKey);
+    if (refusal) return this.close(refusal);
     if (apiVersion < handler.minVersion || apiVersion > handler.maxVersion) {
       if (apiKey === API_VERSIONS_KEY) return this.respondInOrder(this.registry.unsupportedApiVersionsResponse(correlationId));
       return this.close(`unsupported version ${apiVersion} of API ${handler.codec.name} (serves ${handler.minVersion}-${handler.maxVersion})`);
@@ -221,7 +258,7 @@ export class Connection {
     };
     let response;
     try {
-      response = await handler.handle({ broker: this.broker, apiVersion, correlationId, clientId: header.clientId, clientHost: this.clientHost, log }, request);
+      response = await handler.handle({ broker: this.broker, apiVersion, correlationId, clientId: header.clientId, clientHost: this.clientHost, listener: this.session.protocol, principal: this.session.principal, session: this.session, log }, request);
     } catch (err) {
       failed(err);
       return;

@@ -1,18 +1,24 @@
 import { createServer, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer, type TlsOptions, type TLSSocket } from 'node:tls';
 import type { BrokerContext } from '../broker-context.js';
 import type { HandlerRegistry } from '../handlers/registry.js';
 import type { Logger } from '../observability/logger.js';
+import type { ListenerSpec } from '../security/listeners.js';
+import { SecuritySession, type SecurityOptions } from '../security/session.js';
+import { tlsPrincipal } from '../security/tls.js';
 import { Connection } from './connection.js';
 
 export interface KafkaServerOptions {
-  host: string;
-  port: number;
+  /** One socket server per listener; SSL and SASL_SSL listeners need `tls`. */
+  listeners: ListenerSpec[];
   maxFrameBytes: number;
+  tls?: TlsOptions;
+  security: SecurityOptions;
 }
 
-/** The Kafka listener: accepts connections and hands each to a Connection. */
+/** The Kafka listeners: accept connections (TLS ones after the handshake) and hand each to a Connection. */
 export class KafkaServer {
-  private readonly server: Server;
+  private readonly servers: { listener: ListenerSpec; server: Server }[] = [];
   private readonly connections = new Set<Connection>();
   private nextConnectionId = 1;
 
@@ -22,35 +28,57 @@ export class KafkaServer {
     private readonly broker: BrokerContext,
     private readonly log: Logger,
   ) {
-    this.server = createServer((socket) => this.accept(socket));
+    for (const listener of options.listeners) {
+      const tls = listener.name === 'SSL' || listener.name === 'SASL_SSL';
+      if (tls && !options.tls) throw new Error(`listener ${listener.name} needs a TLS certificate and key`);
+      // As on Kafka, ssl.client.auth applies to SSL listeners; SASL_SSL clients authenticate with SASL.
+      const tlsOptions: TlsOptions = listener.name === 'SSL' ? options.tls! : { ...options.tls, requestCert: false, rejectUnauthorized: false };
+      const server = tls
+        ? createTlsServer(tlsOptions, (socket) => this.accept(listener, socket, tlsPrincipal(socket)))
+        : createServer((socket) => this.accept(listener, socket, null));
+      if (tls) {
+        server.on('tlsClientError', (err: Error, socket: TLSSocket) =>
+          this.log.warn({ listener: listener.name, remote: `${socket.remoteAddress}:${socket.remotePort}`, err: err.message, code: 'PGKAFKA_TLS_HANDSHAKE_FAILED' }, 'TLS handshake failed'),
+        );
+      }
+      this.servers.push({ listener, server });
+    }
   }
 
-  private accept(socket: Socket): void {
+  private accept(listener: ListenerSpec, socket: Socket, certificatePrincipal: string | null): void {
     const id = this.nextConnectionId++;
-    const log = this.log.child({ conn: id, remote: `${socket.remoteAddress}:${socket.remotePort}` });
-    const connection = new Connection(socket, this.registry, this.broker, log, this.options.maxFrameBytes);
+    const log = this.log.child({ conn: id, listener: listener.name, remote: `${socket.remoteAddress}:${socket.remotePort}` });
+    // A client certificate names the principal on SSL listeners; on SASL_SSL the SASL user does.
+    const session = new SecuritySession(listener.name, this.options.security, listener.name === 'SSL' ? certificatePrincipal : null);
+    const connection = new Connection(socket, this.registry, this.broker, log, this.options.maxFrameBytes, session);
     this.connections.add(connection);
-    log.info('connection opened');
+    log.info({ principal: listener.name === 'SSL' ? session.principal : undefined }, 'connection opened');
     socket.on('close', () => {
       this.connections.delete(connection);
       log.info('connection closed');
     });
   }
 
-  listen(): Promise<number> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(this.options.port, this.options.host, () => {
-        this.server.off('error', reject);
-        const address = this.server.address();
-        resolve(typeof address === 'object' && address ? address.port : this.options.port);
+  /** Starts every listener; resolves to the port each is bound to, by listener name. */
+  async listen(): Promise<Map<string, number>> {
+    const ports = new Map<string, number>();
+    for (const { listener, server } of this.servers) {
+      const port = await new Promise<number>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(listener.port, listener.host === '' ? undefined : listener.host, () => {
+          server.off('error', reject);
+          const address = server.address();
+          resolve(typeof address === 'object' && address ? address.port : listener.port);
+        });
       });
-    });
+      ports.set(listener.name, port);
+    }
+    return ports;
   }
 
   /** Stops accepting, lets every connection finish the requests it has received (up to timeoutMs), then closes them. */
   async close(timeoutMs: number): Promise<void> {
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    const closed = Promise.all(this.servers.map(({ server }) => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()))));
     for (const c of this.connections) c.stopReading();
     const drained = Promise.all([...this.connections].map((c) => c.drained()));
     let timer: NodeJS.Timeout | undefined;

@@ -5,6 +5,8 @@ export interface BrokerRow {
   host: string;
   port: number;
   rack: string | null;
+  /** The advertised endpoint per listener name (null: registered by a broker before listeners existed). */
+  listeners?: Record<string, { host: string; port: number }> | null;
 }
 
 /** The cluster id and the registry of live broker processes. */
@@ -20,9 +22,9 @@ export class ClusterStore {
 
   async registerBroker(broker: BrokerRow, instanceId: string): Promise<void> {
     await this.pool.query(
-      `INSERT INTO brokers (node_id, host, port, rack, instance_id) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (node_id) DO UPDATE SET host = $2, port = $3, rack = $4, instance_id = $5, started_at = now(), last_seen = now()`,
-      [broker.nodeId, broker.host, broker.port, broker.rack, instanceId],
+      `INSERT INTO brokers (node_id, host, port, rack, instance_id, listeners) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (node_id) DO UPDATE SET host = $2, port = $3, rack = $4, instance_id = $5, listeners = $6, started_at = now(), last_seen = now()`,
+      [broker.nodeId, broker.host, broker.port, broker.rack, instanceId, broker.listeners ? JSON.stringify(broker.listeners) : null],
     );
   }
 
@@ -35,10 +37,10 @@ export class ClusterStore {
   }
 
   async liveBrokers(maxAgeMs: number): Promise<BrokerRow[]> {
-    const { rows } = await this.pool.query<{ node_id: number; host: string; port: number; rack: string | null }>(
-      `SELECT node_id, host, port, rack FROM brokers WHERE last_seen > now() - make_interval(secs => $1::float8 / 1000) ORDER BY node_id`,
+    const { rows } = await this.pool.query<{ node_id: number; host: string; port: number; rack: string | null; listeners: BrokerRow['listeners'] }>(
+      `SELECT node_id, host, port, rack, listeners FROM brokers WHERE last_seen > now() - make_interval(secs => $1::float8 / 1000) ORDER BY node_id`,
       [maxAgeMs],
     );
-    return rows.map((r) => ({ nodeId: r.node_id, host: r.host, port: r.port, rack: r.rack }));
+    return rows.map((r) => ({ nodeId: r.node_id, host: r.host, port: r.port, rack: r.rack, listeners: r.listeners }));
   }
 }
