@@ -39,6 +39,7 @@ export default defineHandler({
       const o = outcome(name);
       const mechanism = scramMechanismOfType(type);
       if (name === '') fail(o, ErrorCode.UNACCEPTABLE_CREDENTIAL, 'Username must not be empty');
+      else if (name.includes('\0')) fail(o, ErrorCode.UNACCEPTABLE_CREDENTIAL, 'Username must not contain a NUL character');
       else if (!mechanism) fail(o, ErrorCode.UNSUPPORTED_SASL_MECHANISM, 'Unknown SCRAM mechanism');
       else if (seen.has(`${name}\u0000${mechanism}`)) fail(o, ErrorCode.DUPLICATE_RESOURCE, 'A user credential cannot be altered twice in the same request');
       if (mechanism) seen.add(`${name}\u0000${mechanism}`);

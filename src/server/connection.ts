@@ -46,6 +46,10 @@ export class Connection {
   private readonly responseWaiters: (() => void)[] = [];
   private processing = false;
   private closed = false;
+  /** A protocol error was seen: nothing more is read; the connection closes once earlier responses are out. */
+  private closing = false;
+  /** A bad size prefix followed complete frames: close once they are answered. */
+  private closeWhenDrained: string | null = null;
   private paused = false;
   private idle: Promise<void> = Promise.resolve();
   private resolveIdle: (() => void) | null = null;
@@ -91,6 +95,20 @@ export class Connection {
     this.socket.destroy();
   }
 
+  /**
+   * A protocol error: read nothing more, but first send the responses of the
+   * requests before it (pipelined Produce requests may still await their
+   * commit), as Kafka, which answers requests in order, has already sent them.
+   */
+  private closeAfterResponses(reason: string, err?: unknown): void {
+    if (this.closed || this.closing) return;
+    this.closing = true;
+    this.queue.length = 0;
+    this.queuedBytes = 0;
+    this.socket.pause();
+    void this.responsesWritten().then(() => this.close(reason, err));
+  }
+
   /** Closes the connection once what was written has gone out, whether or not the client closes its side. */
   end(): void {
     if (this.closed) return;
@@ -99,12 +117,18 @@ export class Connection {
   }
 
   private onData(chunk: Buffer): void {
+    if (this.closing) return;
     let frames: Buffer[];
     try {
       frames = this.decoder.push(chunk);
     } catch (err) {
-      this.close(err instanceof FrameSizeError ? err.message : 'framing error', err);
+      this.closeAfterResponses(err instanceof FrameSizeError ? err.message : 'framing error', err);
       return;
+    }
+    if (this.decoder.failure) {
+      // Frames before the bad size prefix are answered; then the connection closes.
+      this.socket.pause();
+      this.closeWhenDrained = this.decoder.failure.message;
     }
     if (frames.length === 0) return;
     this.queue.push(...frames);
@@ -121,10 +145,11 @@ export class Connection {
     this.idle = new Promise((resolve) => (this.resolveIdle = resolve));
     try {
       // Frames that arrive while the last responses are awaited are taken up by the next round.
-      while (this.queue.length > 0 && !this.closed) {
+      while (this.queue.length > 0 && !this.closed && !this.closing) {
         await this.handleQueuedFrames();
         await this.responsesWritten();
       }
+      if (this.closeWhenDrained && !this.closed) this.close(this.closeWhenDrained);
     } finally {
       this.processing = false;
       this.resolveIdle?.();
@@ -132,7 +157,7 @@ export class Connection {
   }
 
   private async handleQueuedFrames(): Promise<void> {
-    while (this.queue.length > 0 && !this.closed) {
+    while (this.queue.length > 0 && !this.closed && !this.closing) {
       const frame = this.queue.shift()!;
       this.queuedBytes -= frame.length;
       // Only Produce requests overlap (each queues its batches before the
@@ -143,7 +168,7 @@ export class Connection {
       await this.handleFrame(frame);
       // A client that stops reading responses stops being served: no unbounded buffering of fetched batches.
       if (this.socket.writableNeedDrain && !this.closed) await this.drainOrClose();
-      if (this.paused && this.queue.length < MAX_QUEUED_FRAMES / 2 && this.queuedBytes < MAX_QUEUED_BYTES / 2 && !this.broker.shuttingDown) {
+      if (this.paused && this.queue.length < MAX_QUEUED_FRAMES / 2 && this.queuedBytes < MAX_QUEUED_BYTES / 2 && !this.broker.shuttingDown && !this.closeWhenDrained) {
         this.paused = false;
         this.socket.resume();
       }
@@ -220,23 +245,23 @@ export class Connection {
   }
 
   private async handleRequest(frame: Buffer): Promise<void> {
-    if (frame.length < 8) return this.close(`request of ${frame.length} bytes is too short for a header`);
+    if (frame.length < 8) return this.closeAfterResponses(`request of ${frame.length} bytes is too short for a header`);
     const apiKey = frame.readInt16BE(0);
     const apiVersion = frame.readInt16BE(2);
     const correlationId = frame.readInt32BE(4);
     const handler = this.registry.get(apiKey);
-    if (!handler) return this.close(`unknown API key ${apiKey}`);
+    if (!handler) return this.closeAfterResponses(`unknown API key ${apiKey}`);
     const refusal = this.session.refusal(apiKey);
     if (refusal) return this.close(refusal);
     if (apiVersion < handler.minVersion || apiVersion > handler.maxVersion) {
       if (apiKey === API_VERSIONS_KEY) return this.respondInOrder(this.registry.unsupportedApiVersionsResponse(correlationId));
-      return this.close(`unsupported version ${apiVersion} of API ${handler.codec.name} (serves ${handler.minVersion}-${handler.maxVersion})`);
+      return this.closeAfterResponses(`unsupported version ${apiVersion} of API ${handler.codec.name} (serves ${handler.minVersion}-${handler.maxVersion})`);
     }
     const reader = new Reader(frame);
     const header = readRequestHeader(reader, requestHeaderVersion(apiKey, apiVersion));
     const request = reader.error ? null : handler.codec.readRequest(reader, apiVersion);
     if (reader.error || request === null) {
-      return this.close(`malformed ${handler.codec.name} v${apiVersion} request: ${reader.error}`);
+      return this.closeAfterResponses(`malformed ${handler.codec.name} v${apiVersion} request: ${reader.error}`);
     }
     const log = this.log.child({ api: handler.codec.name, v: apiVersion, correlationId });
     if (log.isLevelEnabled('debug')) log.debug({ clientId: header.clientId }, 'request');

@@ -10,6 +10,8 @@ export class FrameSizeError extends Error {}
 export class FrameDecoder {
   private chunks: Buffer[] = [];
   private bufferedBytes = 0;
+  /** A bad size prefix seen after complete frames: reported by the next push. */
+  failure: FrameSizeError | null = null;
 
   constructor(private readonly maxFrameBytes: number) {}
 
@@ -18,7 +20,13 @@ export class FrameDecoder {
     return this.bufferedBytes;
   }
 
+  /**
+   * The frames completed by this chunk. A bad size prefix throws FrameSizeError,
+   * unless complete frames came before it in the same chunk: those are
+   * returned first, and the error is thrown by the next call.
+   */
   push(chunk: Buffer): Buffer[] {
+    if (this.failure) throw this.failure;
     this.chunks.push(chunk);
     this.bufferedBytes += chunk.length;
     const frames: Buffer[] = [];
@@ -26,7 +34,9 @@ export class FrameDecoder {
       const size = this.peekSize();
       if (size === null) break;
       if (size < 0 || size > this.maxFrameBytes) {
-        throw new FrameSizeError(`frame of ${size} bytes is outside [0, ${this.maxFrameBytes}] (socket.request.max.bytes)`);
+        this.failure = new FrameSizeError(`frame of ${size} bytes is outside [0, ${this.maxFrameBytes}] (socket.request.max.bytes)`);
+        if (frames.length === 0) throw this.failure;
+        break;
       }
       if (this.bufferedBytes < 4 + size) break;
       frames.push(this.take(4 + size).subarray(4));

@@ -164,3 +164,26 @@ describe('inputs the fuzzer found (answered, the connection stays open)', () => 
     expect(res.topics[0]!.partitions.map((p) => p.partitionIndex)).toEqual([0, 1]);
   });
 });
+
+describe('requests before a bad frame are still answered', () => {
+  it('answers frames that precede a bad size prefix in the same write, then closes', async () => {
+    const client = await RawClient.connect(broker.bootstrap);
+    const answer = client.nextFrame();
+    const closed = client.nextFrame();
+    const negative = Buffer.from([0xff, 0xff, 0xff, 0xf0]);
+    client.write(Buffer.concat([client.encode(MetadataApi, 12, { topics: null }, 41), negative]));
+    expect((await answer)!.readInt32BE(0)).toBe(41);
+    expect(await closed).toBeNull();
+  });
+
+  it('sends a pipelined Produce answer before closing on the malformed frame after it', async () => {
+    await bystander.request(CreateTopicsApi, 7, { topics: [{ name: 'before-bad', numPartitions: 1, replicationFactor: 1 }] });
+    const client = await RawClient.connect(broker.bootstrap);
+    const answer = client.nextFrame();
+    const closed = client.nextFrame();
+    const produce = client.encode(ProduceApi, 9, { acks: -1, timeoutMs: 1000, topicData: [{ name: 'before-bad', partitionData: [{ index: 0, records: buildBatch({ records: [{ key: null, value: Buffer.from('kept') }] }) }] }] }, 42);
+    client.write(Buffer.concat([produce, frame(9999, 0, Buffer.alloc(0))]));
+    expect((await answer)!.readInt32BE(0)).toBe(42);
+    expect(await closed).toBeNull();
+  });
+});

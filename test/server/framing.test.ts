@@ -35,6 +35,15 @@ describe('FrameDecoder', () => {
     expect(decoder.buffered).toBe(6);
   });
 
+  it('returns the frames before a bad size prefix, and reports the prefix on the next push', () => {
+    const decoder = new FrameDecoder(1024);
+    const bad = Buffer.alloc(4);
+    bad.writeInt32BE(-5);
+    expect(decoder.push(Buffer.concat([frame(Buffer.from('ok')), bad])).map((f) => f.toString())).toEqual(['ok']);
+    expect(decoder.failure).toBeInstanceOf(FrameSizeError);
+    expect(() => decoder.push(Buffer.alloc(1))).toThrow(FrameSizeError);
+  });
+
   it('refuses a size above the limit or below zero', () => {
     const big = Buffer.alloc(4);
     big.writeInt32BE(1025);

@@ -18,6 +18,7 @@ export class UserStore {
 
   /** scram_credentials_select */
   async credential(user: string, mechanism: ScramMechanism): Promise<ScramCredential | null> {
+    if (user.includes('\0')) return null; // PostgreSQL text holds no NUL, so no such user exists
     const { rows } = await this.pool.query<{ salt: Buffer; stored_key: Buffer; server_key: Buffer; iterations: number }>(
       'SELECT salt, stored_key, server_key, iterations FROM scram_credentials WHERE user_name = $1 AND mechanism = $2',
       [user, mechanism],
@@ -31,7 +32,8 @@ export class UserStore {
     const { rows } = await this.pool.query<{ user_name: string; mechanism: ScramMechanism; iterations: number }>(
       `SELECT user_name, mechanism, iterations FROM scram_credentials
        WHERE $1::text[] IS NULL OR user_name = ANY($1::text[]) ORDER BY user_name, mechanism`,
-      [users ?? null],
+      // PostgreSQL text holds no NUL: names with one cannot exist.
+      [users ? users.filter((u) => !u.includes('\0')) : null],
     );
     return rows.map((r) => ({ user: r.user_name, mechanism: r.mechanism, iterations: r.iterations }));
   }
