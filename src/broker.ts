@@ -142,6 +142,9 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const server = new KafkaServer({
     listeners,
     maxFrameBytes: config.socketRequestMaxBytes,
+    maxConnections: config.maxConnections,
+    maxConnectionsPerIp: config.maxConnectionsPerIp,
+    connectionsMaxIdleMs: config.connectionsMaxIdleMs,
     tls,
     security: {
       enabledMechanisms: config.saslEnabledMechanisms.split(','),

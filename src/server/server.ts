@@ -14,12 +14,18 @@ export interface KafkaServerOptions {
   maxFrameBytes: number;
   tls?: TlsOptions;
   security: SecurityOptions;
+  /** Kafka's max.connections and max.connections.per.ip: a connection beyond them is closed at once. */
+  maxConnections: number;
+  maxConnectionsPerIp: number;
+  /** Kafka's connections.max.idle.ms: a connection with no request in flight and no traffic for this long is closed. */
+  connectionsMaxIdleMs: number;
 }
 
 /** The Kafka listeners: accept connections (TLS ones after the handshake) and hand each to a Connection. */
 export class KafkaServer {
   private readonly servers: { listener: ListenerSpec; server: Server }[] = [];
   private readonly connections = new Set<Connection>();
+  private readonly perIp = new Map<string, number>();
   private nextConnectionId = 1;
 
   constructor(
@@ -48,13 +54,31 @@ export class KafkaServer {
   private accept(listener: ListenerSpec, socket: Socket, certificatePrincipal: string | null): void {
     const id = this.nextConnectionId++;
     const log = this.log.child({ conn: id, listener: listener.name, remote: `${socket.remoteAddress}:${socket.remotePort}` });
+    const ip = socket.remoteAddress ?? 'unknown';
+    const fromIp = this.perIp.get(ip) ?? 0;
+    if (this.connections.size >= this.options.maxConnections || fromIp >= this.options.maxConnectionsPerIp) {
+      log.warn({ connections: this.connections.size, fromIp, code: 'PGKAFKA_CONNECTION_LIMIT' }, 'connection refused: max.connections or max.connections.per.ip reached');
+      socket.destroy();
+      return;
+    }
+    this.perIp.set(ip, fromIp + 1);
     // A client certificate names the principal on SSL listeners; on SASL_SSL the SASL user does.
     const session = new SecuritySession(listener.name, this.options.security, listener.name === 'SSL' ? certificatePrincipal : null);
     const connection = new Connection(socket, this.registry, this.broker, log, this.options.maxFrameBytes, session);
     this.connections.add(connection);
     log.info({ principal: listener.name === 'SSL' ? session.principal : undefined }, 'connection opened');
+    if (this.options.connectionsMaxIdleMs > 0) {
+      socket.setTimeout(this.options.connectionsMaxIdleMs, () => {
+        if (connection.busy) return; // a request (e.g. a long poll) is being served: not idle
+        log.info({ idleMs: this.options.connectionsMaxIdleMs }, 'closing idle connection (connections.max.idle.ms)');
+        socket.destroy();
+      });
+    }
     socket.on('close', () => {
       this.connections.delete(connection);
+      const left = (this.perIp.get(ip) ?? 1) - 1;
+      if (left > 0) this.perIp.set(ip, left);
+      else this.perIp.delete(ip);
       log.info('connection closed');
     });
   }
