@@ -1,59 +1,24 @@
-// "The limit": the same records written straight into the broker's table shape
-// by the fastest correct SQL path — real magic-v2 batches appended with the
-// broker's statement shape (offsets assigned under the partition row lock, one
-// statement per batch), from 4 concurrent connections across the partitions.
+// "The limit": the same records written straight into the broker's tables
+// (created by its migrations) by the fastest correct SQL path — real magic-v2
+// batches appended with the broker's own statement and parameters
+// (src/storage/pg/log-store.ts: offsets assigned under the partition row lock,
+// one statement per batch), from 4 concurrent connections across the partitions.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { buildBatch } from '../src/protocol/records/index.js';
-import { boolArray, byteaArray, int2Array, int4Array, int8Array } from '../src/storage/pg/binary-array.js';
+import { createLogger } from '../src/observability/logger.js';
+import { APPEND_SQL, appendParams } from '../src/storage/pg/log-store.js';
+import { migrate } from '../src/storage/pg/migrate.js';
 import { DATABASE_URL, pgClient, randomName } from './broker.js';
 import { KEYS } from './clients.js';
-
-// Same columns, keys and storage as migrations/0001_initial.sql.
-const DDL = (s: string) => `
-CREATE SCHEMA ${s};
-CREATE TABLE ${s}.topics (topic_id uuid PRIMARY KEY, name text NOT NULL UNIQUE, partition_count int NOT NULL);
-CREATE TABLE ${s}.partitions (
-  topic_id uuid NOT NULL REFERENCES ${s}.topics ON DELETE CASCADE, partition int NOT NULL,
-  next_offset bigint NOT NULL DEFAULT 0, log_start_offset bigint NOT NULL DEFAULT 0, leader_epoch int NOT NULL DEFAULT 0,
-  PRIMARY KEY (topic_id, partition));
-CREATE TABLE ${s}.batches (
-  topic_id uuid NOT NULL, partition int NOT NULL, base_offset bigint NOT NULL, last_offset bigint NOT NULL,
-  record_count int NOT NULL, first_timestamp bigint NOT NULL, max_timestamp bigint NOT NULL,
-  producer_id bigint NOT NULL, producer_epoch smallint NOT NULL, base_sequence int NOT NULL,
-  is_transactional boolean NOT NULL, is_control boolean NOT NULL, size int NOT NULL, data bytea NOT NULL,
-  PRIMARY KEY (topic_id, partition, base_offset));
-ALTER TABLE ${s}.batches ALTER COLUMN data SET STORAGE EXTERNAL;`;
-
-// The broker's APPEND_SQL (src/storage/pg/log-store.ts), schema-qualified.
-const APPEND = (s: string) => `
-WITH o AS (
-  UPDATE ${s}.partitions SET next_offset = next_offset + $3::int8
-  WHERE topic_id = $1 AND partition = $2
-  RETURNING next_offset - $3::int8 AS base, next_offset AS hw, log_start_offset
-), b AS (
-  SELECT * FROM unnest($4::int8[], $5::int4[], $6::int4[], $7::int8[], $8::int8[], $9::int8[], $10::int2[], $11::int4[], $12::bool[], $13::bool[], $14::bytea[])
-    AS t(rel, last_delta, cnt, first_ts, max_ts, pid, epoch, seq, txn, ctl, data)
-), ins AS (
-  INSERT INTO ${s}.batches (topic_id, partition, base_offset, last_offset, record_count, first_timestamp, max_timestamp,
-                       producer_id, producer_epoch, base_sequence, is_transactional, is_control, size, data)
-  SELECT $1, $2, o.base + b.rel, o.base + b.rel + b.last_delta, b.cnt, b.first_ts, b.max_ts,
-         b.pid, b.epoch, b.seq, b.txn, b.ctl, length(b.data), overlay(b.data placing int8send(o.base + b.rel) from 1 for 8)
-  FROM o, b
-)
-SELECT o.base, o.hw, o.log_start_offset, pg_notify($15, $16 || ':' || o.hw) FROM o`;
 
 export class SqlLimit {
   private constructor(readonly schema: string) {}
 
   static async create(): Promise<SqlLimit> {
+    // The broker's own tables, from its migrations.
     const schema = randomName('bench_sql');
-    const c = await pgClient();
-    try {
-      await c.query(DDL(schema));
-    } finally {
-      await c.end();
-    }
+    await migrate(DATABASE_URL, schema, createLogger('silent'));
     return new SqlLimit(schema);
   }
 
@@ -84,14 +49,14 @@ export class SqlLimit {
     const makeParams = (n: number) => {
       const data = buildBatch({ records: Array.from({ length: n }, (_, i) => ({ key: KEYS[i & 1023]!, value })) });
       const ts = BigInt(Date.now());
-      // The parameters of one batch never change except the partition: build them once.
+      // The broker's own parameters for one batch; they never change except the partition, so they are built once.
+      const base = appendParams(topicId, 0, BigInt(n), [{
+        data, relativeOffset: 0n, lastOffsetDelta: n - 1, recordCount: n, firstTimestamp: ts, maxTimestamp: ts,
+        producerId: -1n, producerEpoch: -1, baseSequence: -1, isTransactional: false, isControl: false,
+      }], 'bench_sql_append', topicId);
       return {
         size: data.length,
-        params: (p: number) => [
-          topicId, p, BigInt(n), int8Array([0n]), int4Array([n - 1]), int4Array([n]), int8Array([ts]), int8Array([ts]),
-          int8Array([-1n]), int2Array([-1]), int4Array([-1]), boolArray([false]), boolArray([false]), byteaArray([data]),
-          'bench_sql_append', topicId,
-        ],
+        params: (p: number) => base.map((v, i) => (i === 1 ? p : v)),
       };
     };
     const full = makeParams(perBatch);
@@ -103,11 +68,11 @@ export class SqlLimit {
     }
     const shortCache = new Map<number, ReturnType<typeof makeParams>>();
     const clients = await Promise.all(Array.from({ length: connections }, async () => {
-      const c = new pg.Client({ connectionString: DATABASE_URL });
+      const c = new pg.Client({ connectionString: DATABASE_URL, options: `-c search_path=${this.schema}` });
       await c.connect();
       return c;
     }));
-    const text = APPEND(this.schema);
+    const text = APPEND_SQL;
     let next = 0;
     const t0 = performance.now();
     try {

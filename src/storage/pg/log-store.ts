@@ -50,7 +50,7 @@ export interface PartitionState {
 // concurrent writers commit in offset order, and the NOTIFY is delivered at
 // commit. The base offset is written into each batch's first 8 bytes, which
 // lie outside the CRC.
-const APPEND_SQL = `
+export const APPEND_SQL = `
 WITH o AS (
   UPDATE partitions SET next_offset = next_offset + $3::int8
   WHERE topic_id = $1 AND partition = $2
@@ -103,6 +103,35 @@ SELECT base_offset, last_offset, data FROM (
   LIMIT $6
 ) s WHERE before < $5`;
 
+/** The parameters of APPEND_SQL: the partition, the offsets the flush spans, the batches as binary arrays, the NOTIFY channel and prefix. */
+export function appendParams(
+  topicId: string,
+  partition: number,
+  offsetCount: bigint,
+  batches: readonly BatchToAppend[],
+  channel: string,
+  notifyPrefix: string,
+): unknown[] {
+  return [
+    topicId,
+    partition,
+    offsetCount,
+    int8Array(batches.map((b) => b.relativeOffset)),
+    int4Array(batches.map((b) => b.lastOffsetDelta)),
+    int4Array(batches.map((b) => b.recordCount)),
+    int8Array(batches.map((b) => b.firstTimestamp)),
+    int8Array(batches.map((b) => b.maxTimestamp)),
+    int8Array(batches.map((b) => b.producerId)),
+    int2Array(batches.map((b) => b.producerEpoch)),
+    int4Array(batches.map((b) => b.baseSequence)),
+    boolArray(batches.map((b) => b.isTransactional)),
+    boolArray(batches.map((b) => b.isControl)),
+    byteaArray(batches.map((b) => b.data)),
+    channel,
+    notifyPrefix,
+  ];
+}
+
 /** The log's rows: appends, reads and offset look-ups. */
 export class LogStore {
   constructor(
@@ -130,22 +159,7 @@ export class LogStore {
         ]
       : [];
     const { rows } = await this.pool.query<{ base: bigint; hw: bigint; log_start_offset: bigint }>(withTxn ? APPEND_TXN_SQL : APPEND_SQL, [
-      topicId,
-      partition,
-      offsetCount,
-      int8Array(batches.map((b) => b.relativeOffset)),
-      int4Array(batches.map((b) => b.lastOffsetDelta)),
-      int4Array(batches.map((b) => b.recordCount)),
-      int8Array(batches.map((b) => b.firstTimestamp)),
-      int8Array(batches.map((b) => b.maxTimestamp)),
-      int8Array(batches.map((b) => b.producerId)),
-      int2Array(batches.map((b) => b.producerEpoch)),
-      int4Array(batches.map((b) => b.baseSequence)),
-      boolArray(batches.map((b) => b.isTransactional)),
-      boolArray(batches.map((b) => b.isControl)),
-      byteaArray(batches.map((b) => b.data)),
-      this.appendChannel,
-      notifyPrefix,
+      ...appendParams(topicId, partition, offsetCount, batches, this.appendChannel, notifyPrefix),
       ...txnParams,
     ]);
     const row = rows[0];
