@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestBroker, type TestBroker } from '../test/support/broker.js';
 import { kcatConsume } from './support/kcat.js';
 import { PYTHON } from './support/spawn.js';
+import { mulberry32 } from '../test/protocol/messages/spec.js';
 
 const N = 600;
 const KILLS = 20;
@@ -39,17 +40,6 @@ afterAll(async () => {
   await broker?.destroy();
 });
 
-/** mulberry32: a small seeded PRNG, so a failing run can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Worker {
   child: ChildProcess;
@@ -95,7 +85,7 @@ describe('exactly-once consume-transform-produce (librdkafka)', () => {
       await producer.disconnect();
 
       const seed = Number(process.env.EOS_SEED ?? 20240601);
-      const random = prng(seed);
+      const random = mulberry32(seed);
       // Where each kill landed: the last phase the worker had reported.
       const landed: string[] = [];
       // Transactions each killed worker committed before it died.

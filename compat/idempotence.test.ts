@@ -1,23 +1,15 @@
 // Idempotent producers through a broker killed with SIGKILL and restarted
 // mid-run: afterwards every record is in the log exactly once, in order
 // (librdkafka via confluent-kafka-python, and kafkajs with idempotent: true).
-import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
-import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
-import { testDatabaseUrl } from '../test/support/broker.js';
+import { describe, expect, it } from 'vitest';
+import { scratchSchema, testDatabaseUrl } from '../test/support/broker.js';
 import { freePort, spawnBroker, type BrokerProcess } from '../test/support/broker-process.js';
 import { kcat, KCAT_FORMAT, parseKcatFormat } from './support/kcat.js';
 import { PYTHON, run } from './support/spawn.js';
 
-const schema = `test_${randomBytes(6).toString('hex')}`;
-afterAll(async () => {
-  const client = new pg.Client({ connectionString: testDatabaseUrl() });
-  await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  await client.end();
-});
+const schema = scratchSchema();
 
 /** Starts the broker, and kills (SIGKILL) and restarts it on the same port after `killAfterMs`. */
 async function brokerWithCrash(port: number, killAfterMs: number): Promise<{ restarted: Promise<BrokerProcess>; first: BrokerProcess; killedAt: () => number }> {

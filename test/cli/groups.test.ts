@@ -1,7 +1,6 @@
 // `pgkafka groups` against real PostgreSQL: exact kafka-consumer-groups-style
 // text, --list, --json, and the errors a user meets first.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runGroupsCommand } from '../../src/cli/groups.js';
@@ -11,6 +10,7 @@ import { writeConsumerProtocolAssignment } from '../../src/protocol/messages/ind
 import { buildBatch, readBatchHeaderAt } from '../../src/protocol/records/index.js';
 import { migrate } from '../../src/storage/pg/migrate.js';
 import { testDatabaseUrl } from '../support/broker.js';
+import { runCli } from '../support/cli.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -18,20 +18,7 @@ let url: string;
 let schema: string;
 let admin: pg.Client;
 
-class Collect extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void) {
-    this.text += chunk.toString();
-    done();
-  }
-}
-
-async function run(args: string[], env: NodeJS.ProcessEnv = { DATABASE_URL: url, PGKAFKA_SCHEMA: schema }) {
-  const out = new Collect();
-  const err = new Collect();
-  const code = await runGroupsCommand(args, env, out, err);
-  return { code, out: out.text, err: err.text };
-}
+const run = (args: string[], env: NodeJS.ProcessEnv = { DATABASE_URL: url, PGKAFKA_SCHEMA: schema }) => runCli(runGroupsCommand, args, env);
 
 function assignment(topic: string, partitions: number[]): string {
   const w = new Writer();

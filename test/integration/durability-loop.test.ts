@@ -3,40 +3,24 @@
 // restarted, plus one PostgreSQL-side disruption (its backends terminated)
 // from which it must recover by itself. Afterwards every acknowledged offset
 // holds its value, offsets are dense, and no record is stored twice.
-import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ErrorCode, isRetriable } from '../../src/protocol/errors.js';
 import { CreateTopicsApi, FetchApi, InitProducerIdApi, ProduceApi } from '../../src/protocol/messages/index.js';
 import { buildBatch, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
-import { testDatabaseUrl } from '../support/broker.js';
+import { scratchSchema, testDatabaseUrl } from '../support/broker.js';
 import { freePort, spawnBroker, type BrokerProcess } from '../support/broker-process.js';
 import { RawClient } from '../support/raw-client.js';
+import { mulberry32 } from '../protocol/messages/spec.js';
 
 const KILLS = 20;
 const WRITERS = 4;
 const TOPIC = 'loop';
 const SEED = Number(process.env.DURABILITY_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
-const schema = `test_${randomBytes(6).toString('hex')}`;
-afterAll(async () => {
-  const client = new pg.Client({ connectionString: testDatabaseUrl() });
-  await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  await client.end();
-});
+const schema = scratchSchema();
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

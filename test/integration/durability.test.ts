@@ -1,22 +1,14 @@
 // Acknowledged records survive restarts and kill -9: the broker answers
 // acks=all only after the PostgreSQL commit.
-import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
-import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FetchApi, ProduceApi } from '../../src/protocol/messages/index.js';
 import { buildBatch, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
-import { testDatabaseUrl } from '../support/broker.js';
+import { scratchSchema, testDatabaseUrl } from '../support/broker.js';
 import { freePort, spawnBroker } from '../support/broker-process.js';
 import { RawClient } from '../support/raw-client.js';
 
-const schema = `test_${randomBytes(6).toString('hex')}`;
-afterAll(async () => {
-  const client = new pg.Client({ connectionString: testDatabaseUrl() });
-  await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  await client.end();
-});
+const schema = scratchSchema();
 
 async function readAll(bootstrap: string, topic: string, partition: number): Promise<Map<bigint, string>> {
   const client = await RawClient.connect(bootstrap);

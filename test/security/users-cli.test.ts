@@ -1,30 +1,17 @@
 // `pgkafka users` against real PostgreSQL: add (migrating a fresh schema),
 // list, remove, and the usage errors.
 import { randomBytes } from 'node:crypto';
-import { Writable } from 'node:stream';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runUsersCommand } from '../../src/cli/users.js';
 import { passwordMatches } from '../../src/security/scram.js';
 import { testDatabaseUrl } from '../support/broker.js';
+import { runCli } from '../support/cli.js';
 
 let url: string;
 let schema: string;
 
-class Collect extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void) {
-    this.text += chunk.toString();
-    done();
-  }
-}
-
-async function run(args: string[], env: NodeJS.ProcessEnv = { DATABASE_URL: url, PGKAFKA_SCHEMA: schema }) {
-  const out = new Collect();
-  const err = new Collect();
-  const code = await runUsersCommand(args, env, out, err);
-  return { code, out: out.text, err: err.text };
-}
+const run = (args: string[], env: NodeJS.ProcessEnv = { DATABASE_URL: url, PGKAFKA_SCHEMA: schema }) => runCli(runUsersCommand, args, env);
 
 beforeAll(() => {
   url = testDatabaseUrl();

@@ -2,7 +2,7 @@
 // the tests' PostgreSQL, so test files never see each other's topics.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { afterAll, inject } from 'vitest';
 import { startBroker, type RunningBroker } from '../../src/broker.js';
 import { loadConfig, type OptionName } from '../../src/config/schema.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -19,6 +19,21 @@ export interface TestBroker extends RunningBroker {
 
 export function testDatabaseUrl(): string {
   return inject('databaseUrl');
+}
+
+/**
+ * A fresh schema name for brokers that a test file starts itself (as child
+ * processes); the schema is dropped after the file's tests.
+ */
+export function scratchSchema(): string {
+  const schema = `test_${randomBytes(6).toString('hex')}`;
+  afterAll(async () => {
+    const client = new pg.Client({ connectionString: testDatabaseUrl() });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await client.end();
+  });
+  return schema;
 }
 
 export async function startTestBroker(overrides: Partial<Record<OptionName, unknown>> = {}): Promise<TestBroker> {
