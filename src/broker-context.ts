@@ -5,6 +5,7 @@ import type { LogManager } from './log/log-manager.js';
 import type { TopicManager } from './log/topic-manager.js';
 import type { Logger } from './observability/logger.js';
 import type { BrokerRow } from './storage/pg/cluster-store.js';
+import type { Authorizer } from './security/authorizer.js';
 import type { UserStore } from './storage/pg/user-store.js';
 
 /** The broker-wide services handlers call into. */
@@ -24,6 +25,8 @@ export interface BrokerContext {
   advertised(listener: string): BrokerRow;
   /** SCRAM credentials (SASL, DescribeUserScramCredentials, AlterUserScramCredentials). */
   users: UserStore;
+  /** ACL decisions and the ACLs themselves (CreateAcls, DescribeAcls, DeleteAcls). */
+  authorizer: Authorizer;
   topics: TopicManager;
   logs: LogManager;
   groups: GroupCoordinator;

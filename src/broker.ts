@@ -14,9 +14,12 @@ import { TailCache } from './log/tail-cache.js';
 import { TopicManager } from './log/topic-manager.js';
 import type { Logger } from './observability/logger.js';
 import { startMetricsServer } from './observability/metrics.js';
+import { parseSuperUsers } from './security/acl.js';
+import { Authorizer } from './security/authorizer.js';
 import { parseListeners, type ListenerSpec } from './security/listeners.js';
 import { tlsServerOptions } from './security/tls.js';
 import { KafkaServer } from './server/server.js';
+import { AclStore } from './storage/pg/acl-store.js';
 import { ClusterStore, type BrokerRow } from './storage/pg/cluster-store.js';
 import { CompactionStore } from './storage/pg/compaction-store.js';
 import { GroupStore } from './storage/pg/group-store.js';
@@ -62,7 +65,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   pool.on('error', (err) => log.warn({ err: err.message, code: 'PGKAFKA_POOL_CLIENT_ERROR' }, 'idle PostgreSQL connection failed'));
 
   const instanceId = randomUUID();
-  const channels = { append: `${config.schema}_append`, topics: `${config.schema}_topics` };
+  const channels = { append: `${config.schema}_append`, topics: `${config.schema}_topics`, acls: `${config.schema}_acls` };
   const clusterStore = new ClusterStore(pool);
   const clusterId = await clusterStore.ensureClusterId(newClusterId());
   const topics = new TopicManager(new TopicStore(pool, channels.topics), config);
@@ -93,13 +96,23 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const transactions = new TransactionCoordinator(new TransactionStore(pool), logs, topics, log, systemClock, undefined, config.transactionalIdExpirationMs);
   await transactions.load();
 
-  const notifications = new Notifications(connection, [channels.append, channels.topics], log);
+  const authorizer = new Authorizer(
+    config.authorizerEnabled,
+    { superUsers: parseSuperUsers(config.superUsers ?? ''), allowEveryoneIfNoAclFound: config.allowEveryoneIfNoAclFound },
+    new AclStore(pool, channels.acls),
+    log,
+  );
+  await authorizer.load();
+
+  const notifications = new Notifications(connection, [channels.append, channels.topics, channels.acls], log);
   notifications.on('notification', (channel: string, payload: string) => {
     if (channel === channels.append) logs.onAppendNotification(payload);
     else if (channel === channels.topics) topics.invalidate(payload);
+    else if (channel === channels.acls) authorizer.reload();
   });
   notifications.on('resync', () => {
     topics.invalidate();
+    authorizer.reload();
     logs.resync().catch((err: Error) => log.warn({ err: err.message }, 'resync failed'));
   });
   await notifications.start();
@@ -127,6 +140,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     },
     advertised: (listener) => onListener(context.self, listener) ?? context.self,
     users,
+    authorizer,
     topics,
     logs,
     groups,

@@ -5,6 +5,7 @@
 // v10: timeout. Special timestamps: -1 latest, -2 earliest.
 import { ErrorCode } from '../protocol/errors.js';
 import { ListOffsetsApi } from '../protocol/messages/index.js';
+import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -15,10 +16,12 @@ export default defineHandler({
     const { topics: topicManager, logs } = ctx.broker;
     const topics = await Promise.all(
       request.topics.map(async (t) => {
-        const topic = await topicManager.get(t.name);
+        const authorized = allowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, t.name);
+        const topic = authorized ? await topicManager.get(t.name) : null;
         const partitions = await Promise.all(
           t.partitions.map(async (p) => {
             const failed = (errorCode: number) => ({ partitionIndex: p.partitionIndex, errorCode, timestamp: -1n, offset: -1n, leaderEpoch: -1 });
+            if (!authorized) return failed(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
             const log = topic && p.partitionIndex >= 0 && p.partitionIndex < topic.partitionCount ? await logs.partition(topic.topicId, p.partitionIndex) : null;
             if (!log) return failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
             if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch !== log.leaderEpoch) {

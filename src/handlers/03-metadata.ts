@@ -12,7 +12,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import { MetadataApi, type MetadataResponse } from '../protocol/messages/index.js';
 import type { Topic } from '../log/topic-manager.js';
 import { topicNameError } from '../log/topic-name.js';
-import { NOT_REQUESTED, CLUSTER_OPERATIONS, TOPIC_OPERATIONS } from './authorized-operations.js';
+import { AclOperation, NOT_REQUESTED, ResourceType, allowed, authorizedOperations, clusterAllowed, clusterAuthorizedOperations, mayCreateTopic, quietlyAllowed } from './authorization.js';
 import { defineHandler, type RequestContext } from './types.js';
 
 type TopicEntry = Input<MetadataResponse['topics'][number]>;
@@ -38,7 +38,7 @@ async function describeTopic(ctx: RequestContext, topic: Topic, includeOperation
     topicId: topic.topicId,
     isInternal: false,
     partitions,
-    topicAuthorizedOperations: includeOperations ? TOPIC_OPERATIONS : NOT_REQUESTED,
+    topicAuthorizedOperations: includeOperations ? authorizedOperations(ctx, ResourceType.TOPIC, topic.name) : NOT_REQUESTED,
   };
 }
 
@@ -52,12 +52,20 @@ export default defineHandler({
     const allTopics = request.topics === null || (apiVersion === 0 && request.topics.length === 0);
     const topics: TopicEntry[] = [];
     if (allTopics) {
-      for (const topic of await broker.topics.list()) topics.push(await describeTopic(ctx, topic, includeOperations));
+      // Topics the principal may not describe are left out, as if they did not exist.
+      for (const topic of await broker.topics.list()) {
+        if (quietlyAllowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topic.name)) topics.push(await describeTopic(ctx, topic, includeOperations));
+      }
     } else {
       const autoCreate = apiVersion < 4 || request.allowAutoTopicCreation;
       for (const requested of request.topics!) {
         if (requested.name === null) {
           const topic = requested.topicId !== ZERO_UUID ? await broker.topics.getByIdLoading(requested.topicId) : null;
+          if (topic && !allowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topic.name)) {
+            // Kafka: topic ids are not sensitive, so an undescribable one is named as refused.
+            topics.push({ errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, name: null, topicId: requested.topicId, partitions: [] });
+            continue;
+          }
           topics.push(
             topic
               ? await describeTopic(ctx, topic, includeOperations)
@@ -70,7 +78,19 @@ export default defineHandler({
           topics.push({ errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, name, partitions: [] });
           continue;
         }
-        const outcome = autoCreate ? await broker.topics.getOrCreate(name) : { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic: await broker.topics.get(name) };
+        if (!allowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name)) {
+          topics.push({ errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, name, partitions: [] });
+          continue;
+        }
+        const existing = await broker.topics.get(name);
+        // Auto-creation needs CREATE on the cluster or on the topic.
+        if (!existing && autoCreate && broker.config.autoCreateTopicsEnable && !mayCreateTopic(ctx, name)) {
+          topics.push({ errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, name, partitions: [] });
+          continue;
+        }
+        const outcome = existing
+          ? { errorCode: ErrorCode.NONE, topic: existing }
+          : autoCreate ? await broker.topics.getOrCreate(name) : { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic: null };
         topics.push(
           outcome.topic ? await describeTopic(ctx, outcome.topic, includeOperations) : { errorCode: outcome.errorCode, name, partitions: [] },
         );
@@ -82,7 +102,7 @@ export default defineHandler({
       clusterId: broker.clusterId,
       controllerId: broker.nodeId,
       topics,
-      clusterAuthorizedOperations: request.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : NOT_REQUESTED,
+      clusterAuthorizedOperations: !request.includeClusterAuthorizedOperations ? NOT_REQUESTED : clusterAllowed(ctx, AclOperation.DESCRIBE) ? clusterAuthorizedOperations(ctx) : 0,
       errorCode: ErrorCode.NONE,
     };
   },

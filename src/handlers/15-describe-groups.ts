@@ -5,7 +5,7 @@
 import { isValidGroupId } from '../coordinator/group-types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { DescribeGroupsApi } from '../protocol/messages/index.js';
-import { GROUP_OPERATIONS, NOT_REQUESTED } from './authorized-operations.js';
+import { AclOperation, NOT_REQUESTED, ResourceType, allowed, authorizedOperations } from './authorization.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -13,8 +13,11 @@ export default defineHandler({
   minVersion: 0,
   maxVersion: 6,
   async handle(ctx, request) {
-    const operations = request.includeAuthorizedOperations ? GROUP_OPERATIONS : NOT_REQUESTED;
     const groups = request.groups.map((groupId) => {
+      if (!allowed(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, groupId)) {
+        return { groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, errorMessage: null, groupState: '', protocolType: '', protocolData: '', members: [], authorizedOperations: NOT_REQUESTED };
+      }
+      const operations = request.includeAuthorizedOperations ? authorizedOperations(ctx, ResourceType.GROUP, groupId) : NOT_REQUESTED;
       const group = ctx.broker.groups.get(groupId);
       if (!group) {
         const notFound = ctx.apiVersion >= 6;

@@ -9,6 +9,7 @@
 import { ErrorCode } from '../protocol/errors.js';
 import { CreateTopicsApi } from '../protocol/messages/index.js';
 import { describeTopicConfigs } from '../log/topic-configs.js';
+import { AclOperation, ResourceType, mayCreateTopic, quietlyAllowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -25,6 +26,10 @@ export default defineHandler({
       const failed = (errorCode: number, errorMessage: string) => ({ name: t.name, errorCode, errorMessage, numPartitions: -1, replicationFactor: -1, configs: null });
       if (counts.get(t.name)! > 1) {
         results.push(failed(ErrorCode.INVALID_REQUEST, `Create topics request from client contains duplicate topic name ${t.name}`));
+        continue;
+      }
+      if (!mayCreateTopic(ctx, t.name)) {
+        results.push(failed(ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'Authorization failed.'));
         continue;
       }
       let numPartitions = t.numPartitions;
@@ -50,14 +55,17 @@ export default defineHandler({
         continue;
       }
       if (!request.validateOnly) ctx.log.info({ topic: t.name, partitions: outcome.topic.partitionCount }, 'created topic');
+      // The topic's configs are returned only to a principal that may describe them.
+      const describable = quietlyAllowed(ctx, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, t.name);
       results.push({
         name: t.name,
         topicId: outcome.topic.topicId,
+        topicConfigErrorCode: describable ? ErrorCode.NONE : ErrorCode.TOPIC_AUTHORIZATION_FAILED,
         errorCode: ErrorCode.NONE,
         errorMessage: null,
         numPartitions: outcome.topic.partitionCount,
         replicationFactor: 1,
-        configs: describeTopicConfigs(outcome.topic.configs, ctx.broker.config, { names: null, includeSynonyms: false, includeDocumentation: false })
+        configs: !describable ? [] : describeTopicConfigs(outcome.topic.configs, ctx.broker.config, { names: null, includeSynonyms: false, includeDocumentation: false })
           .map((c) => ({ name: c.name, value: c.value, readOnly: c.readOnly, configSource: c.source, isSensitive: c.isSensitive })),
       });
     }

@@ -6,6 +6,7 @@ import { ZERO_UUID } from '../protocol/codec/types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { DeleteTopicsApi } from '../protocol/messages/index.js';
 import type { Topic } from '../log/topic-manager.js';
+import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -26,6 +27,17 @@ export default defineHandler({
         missing = ErrorCode.UNKNOWN_TOPIC_ID;
       } else {
         missing = ErrorCode.INVALID_REQUEST;
+      }
+      // Kafka: a topic named in the request is refused before it is looked up; one
+      // given by id is refused without its name unless the principal may describe it.
+      const name = w.name ?? topic?.name;
+      if (name !== undefined && w.name === null && !allowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name)) {
+        responses.push({ name: null, topicId: w.topicId, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: null });
+        continue;
+      }
+      if (name !== undefined && !allowed(ctx, AclOperation.DELETE, ResourceType.TOPIC, name)) {
+        responses.push({ name, topicId: w.topicId, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: null });
+        continue;
       }
       if (!topic || !(await topicManager.delete(topic))) {
         responses.push({ name: w.name, topicId: w.topicId, errorCode: missing, errorMessage: null });

@@ -5,6 +5,7 @@
 // current log start changes nothing.
 import { ErrorCode } from '../protocol/errors.js';
 import { DeleteRecordsApi } from '../protocol/messages/index.js';
+import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -15,10 +16,15 @@ export default defineHandler({
     const { topics: topicManager, logs } = ctx.broker;
     const topics = [];
     for (const t of request.topics) {
-      const topic = await topicManager.get(t.name);
+      const authorized = allowed(ctx, AclOperation.DELETE, ResourceType.TOPIC, t.name);
+      const topic = authorized ? await topicManager.get(t.name) : null;
       const partitions = [];
       for (const p of t.partitions) {
         const failed = (errorCode: number) => ({ partitionIndex: p.partitionIndex, lowWatermark: -1n, errorCode });
+        if (!authorized) {
+          partitions.push(failed(ErrorCode.TOPIC_AUTHORIZATION_FAILED));
+          continue;
+        }
         const log = topic && p.partitionIndex >= 0 && p.partitionIndex < topic.partitionCount ? await logs.partition(topic.topicId, p.partitionIndex) : null;
         if (!topic || !log) {
           partitions.push(failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));

@@ -9,6 +9,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import { DescribeConfigsApi } from '../protocol/messages/index.js';
 import { ConfigResourceType, describeBrokerConfigs, describeTopicConfigs, type DescribedConfig } from '../log/topic-configs.js';
 import { topicNameError } from '../log/topic-name.js';
+import { AclOperation, ResourceType, allowed, clusterAllowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -30,6 +31,14 @@ export default defineHandler({
         if (Number(r.resourceName) !== nodeId) return `Unexpected broker id, expected ${nodeId}${allowEmpty ? ' or empty string' : ''}, but received ${r.resourceName}`;
         return null;
       };
+      if (r.resourceType === ConfigResourceType.TOPIC && !allowed(ctx, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, r.resourceName)) {
+        results.push(answer(ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'Topic authorization failed.'));
+        continue;
+      }
+      if ((r.resourceType === ConfigResourceType.BROKER || r.resourceType === ConfigResourceType.BROKER_LOGGER) && !clusterAllowed(ctx, AclOperation.DESCRIBE_CONFIGS)) {
+        results.push(answer(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, 'Cluster authorization failed.'));
+        continue;
+      }
       switch (r.resourceType) {
         case ConfigResourceType.TOPIC: {
           const nameError = topicNameError(r.resourceName);

@@ -7,6 +7,7 @@
 import { ErrorCode } from '../protocol/errors.js';
 import { DescribeLogDirsApi } from '../protocol/messages/index.js';
 import type { Topic } from '../log/topic-manager.js';
+import { AclOperation, clusterAllowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -15,6 +16,7 @@ export default defineHandler({
   maxVersion: 5,
   async handle(ctx, request) {
     const { topics: topicManager, logs, config } = ctx.broker;
+    if (!clusterAllowed(ctx, AclOperation.DESCRIBE)) return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results: [] };
     const all = await topicManager.list();
     let wanted: { topic: Topic; partitions: Set<number> | null }[];
     if (request.topics === null) {

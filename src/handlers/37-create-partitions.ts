@@ -4,6 +4,7 @@
 // partitions start empty and appear in Metadata at once.
 import { ErrorCode } from '../protocol/errors.js';
 import { CreatePartitionsApi } from '../protocol/messages/index.js';
+import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 const MAX_PARTITIONS = 100_000;
@@ -22,6 +23,10 @@ export default defineHandler({
       const result = (errorCode: number, errorMessage: string | null = null) => ({ name: t.name, errorCode, errorMessage });
       if (counts.get(t.name)! > 1) {
         results.push(result(ErrorCode.INVALID_REQUEST, 'Duplicate topic in request.'));
+        continue;
+      }
+      if (!allowed(ctx, AclOperation.ALTER, ResourceType.TOPIC, t.name)) {
+        results.push(result(ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'The topic authorization is failed.'));
         continue;
       }
       const topic = await topicManager.get(t.name);

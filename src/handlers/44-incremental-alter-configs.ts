@@ -10,6 +10,7 @@
 import { ErrorCode } from '../protocol/errors.js';
 import { IncrementalAlterConfigsApi } from '../protocol/messages/index.js';
 import { alterRequestErrors, applyIncrementalAlter, brokerAlterError, ConfigResourceType } from '../log/topic-configs.js';
+import { configsAlterAuthorizationError } from './authorization.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -25,6 +26,11 @@ export default defineHandler({
       const requestError = requestErrors[i];
       if (requestError) {
         responses.push(answer(ErrorCode.INVALID_REQUEST, requestError));
+        continue;
+      }
+      const refused = configsAlterAuthorizationError(ctx, r.resourceType, r.resourceName);
+      if (refused) {
+        responses.push(answer(refused.errorCode, refused.errorMessage));
         continue;
       }
       if (r.resourceType === ConfigResourceType.TOPIC) {

@@ -5,6 +5,7 @@
 import { DescribeUserScramCredentialsApi } from '../protocol/messages/index.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { SCRAM_MECHANISM_TYPES } from '../security/scram.js';
+import { AclOperation, clusterAllowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -12,6 +13,7 @@ export default defineHandler({
   minVersion: 0,
   maxVersion: 0,
   async handle(ctx, request) {
+    if (!clusterAllowed(ctx, AclOperation.DESCRIBE)) return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.', results: [] };
     const named = request.users && request.users.length > 0 ? request.users.map((u) => u.name) : null;
     const infos = await ctx.broker.users.list(named ?? undefined);
     const byUser = new Map<string, { mechanism: number; iterations: number }[]>();

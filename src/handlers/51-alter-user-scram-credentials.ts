@@ -10,6 +10,7 @@ import { AlterUserScramCredentialsApi } from '../protocol/messages/index.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { credentialFromSaltedPassword, MAX_ITERATIONS, MIN_ITERATIONS, scramMechanismOfType, type ScramMechanism } from '../security/scram.js';
 import type { CredentialAlteration } from '../storage/pg/user-store.js';
+import { AclOperation, clusterAllowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 const HASH_BYTES: Record<ScramMechanism, number> = { 'SCRAM-SHA-256': 32, 'SCRAM-SHA-512': 64 };
@@ -25,6 +26,10 @@ export default defineHandler({
   minVersion: 0,
   maxVersion: 0,
   async handle(ctx, request) {
+    if (!clusterAllowed(ctx, AclOperation.ALTER)) {
+      const users = [...new Set([...request.deletions, ...request.upsertions].map((a) => a.name))];
+      return { throttleTimeMs: 0, results: users.map((user) => ({ user, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.' })) };
+    }
     const outcomes = new Map<string, UserOutcome>();
     const seen = new Set<string>();
     const outcome = (user: string) => {

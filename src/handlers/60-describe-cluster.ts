@@ -2,7 +2,7 @@
 // v1: endpoint type (brokers or controllers). v2: include fenced brokers.
 import { DescribeClusterApi } from '../protocol/messages/index.js';
 import { ErrorCode } from '../protocol/errors.js';
-import { CLUSTER_OPERATIONS, NOT_REQUESTED } from './authorized-operations.js';
+import { AclOperation, NOT_REQUESTED, clusterAllowed, clusterAuthorizedOperations } from './authorization.js';
 import { defineHandler } from './types.js';
 
 const BROKER_ENDPOINTS = 1;
@@ -27,7 +27,8 @@ export default defineHandler({
       clusterId: broker.clusterId,
       controllerId: broker.nodeId,
       brokers: broker.liveBrokers(ctx.listener).map((b) => ({ brokerId: b.nodeId, host: b.host, port: b.port, rack: b.rack, isFenced: false })),
-      clusterAuthorizedOperations: request.includeClusterAuthorizedOperations ? CLUSTER_OPERATIONS : NOT_REQUESTED,
+      // Like Kafka: the operations are reported only to a principal that may describe the cluster.
+      clusterAuthorizedOperations: !request.includeClusterAuthorizedOperations ? NOT_REQUESTED : clusterAllowed(ctx, AclOperation.DESCRIBE) ? clusterAuthorizedOperations(ctx) : 0,
     };
   },
 });

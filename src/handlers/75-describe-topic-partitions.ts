@@ -4,7 +4,7 @@
 import { ErrorCode } from '../protocol/errors.js';
 import { DescribeTopicPartitionsApi } from '../protocol/messages/index.js';
 import type { Topic } from '../log/topic-manager.js';
-import { NOT_REQUESTED } from './authorized-operations.js';
+import { AclOperation, ResourceType, allowed, authorizedOperations, quietlyAllowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -13,8 +13,11 @@ export default defineHandler({
   maxVersion: 0,
   async handle(ctx, request) {
     const { topics: topicManager, logs, nodeId } = ctx.broker;
-    const requested: (Topic | string)[] =
-      request.topics.length === 0 ? await topicManager.list() : await Promise.all(request.topics.map(async (t) => (await topicManager.get(t.name)) ?? t.name));
+    // Listing all: topics the principal may not describe are left out; named ones are refused.
+    const listAll = request.topics.length === 0;
+    const requested: (Topic | string)[] = listAll
+      ? (await topicManager.list()).filter((t) => quietlyAllowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, t.name))
+      : await Promise.all(request.topics.map(async (t) => (await topicManager.get(t.name)) ?? t.name));
     requested.sort((a, b) => {
       const [x, y] = [typeof a === 'string' ? a : a.name, typeof b === 'string' ? b : b.name];
       return x < y ? -1 : x > y ? 1 : 0;
@@ -27,6 +30,10 @@ export default defineHandler({
     for (const t of requested) {
       const name = typeof t === 'string' ? t : t.name;
       if (cursor && name < cursor.topicName) continue;
+      if (!listAll && !allowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name)) {
+        topics.push({ errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, name, partitions: [] });
+        continue;
+      }
       if (typeof t === 'string') {
         topics.push({ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name, partitions: [] });
         continue;
@@ -46,7 +53,7 @@ export default defineHandler({
         partitions.push({ errorCode: ErrorCode.NONE, partitionIndex: i, leaderId: nodeId, leaderEpoch: log?.leaderEpoch ?? 0, replicaNodes: [nodeId], isrNodes: [nodeId], offlineReplicas: [] });
         budget--;
       }
-      topics.push({ errorCode: ErrorCode.NONE, name, topicId: t.topicId, isInternal: false, partitions, topicAuthorizedOperations: NOT_REQUESTED });
+      topics.push({ errorCode: ErrorCode.NONE, name, topicId: t.topicId, isInternal: false, partitions, topicAuthorizedOperations: authorizedOperations(ctx, ResourceType.TOPIC, name) });
       if (nextCursor) break;
     }
     return { throttleTimeMs: 0, topics, nextCursor };

@@ -25,6 +25,9 @@ import addPartitionsToTxn from './24-add-partitions-to-txn.js';
 import addOffsetsToTxn from './25-add-offsets-to-txn.js';
 import endTxn from './26-end-txn.js';
 import txnOffsetCommit from './28-txn-offset-commit.js';
+import describeAcls from './29-describe-acls.js';
+import createAcls from './30-create-acls.js';
+import deleteAcls from './31-delete-acls.js';
 import describeConfigs from './32-describe-configs.js';
 import alterConfigs from './33-alter-configs.js';
 import describeLogDirs from './35-describe-log-dirs.js';
@@ -44,7 +47,7 @@ import describeTopicPartitions from './75-describe-topic-partitions.js';
 export const handlers: Handler[] = [
   produce, fetch, listOffsets, metadata, offsetCommit, offsetFetch, findCoordinator, joinGroup, heartbeat, leaveGroup,
   syncGroup, describeGroups, listGroups, apiVersions, createTopics, deleteTopics, deleteRecords, initProducerId, addPartitionsToTxn,
-  addOffsetsToTxn, endTxn, txnOffsetCommit, describeConfigs, alterConfigs, describeLogDirs, createPartitions, deleteGroups, incrementalAlterConfigs,
+  addOffsetsToTxn, endTxn, txnOffsetCommit, describeAcls, createAcls, deleteAcls, describeConfigs, alterConfigs, describeLogDirs, createPartitions, deleteGroups, incrementalAlterConfigs,
   offsetDelete, describeCluster, describeProducers, describeTransactions, listTransactions, describeTopicPartitions,
   saslHandshake, saslAuthenticate, describeUserScramCredentials, alterUserScramCredentials,
 ];

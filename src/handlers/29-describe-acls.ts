@@ -1,0 +1,50 @@
+// DescribeAcls (key 29), v1-3 (v1: pattern type filters, KIP-290; v2:
+// flexible). The ACLs matching one filter, grouped by resource pattern.
+// Needs DESCRIBE on the cluster; without an authorizer: SECURITY_DISABLED.
+import { ErrorCode } from '../protocol/errors.js';
+import { DescribeAclsApi } from '../protocol/messages/index.js';
+import { filterError, type AclBinding } from '../security/acl.js';
+import { AclOperation, clusterAllowed } from './authorization.js';
+import { defineHandler } from './types.js';
+
+const failed = (errorCode: number, errorMessage: string | null) => ({ throttleTimeMs: 0, errorCode, errorMessage, resources: [] });
+
+export default defineHandler({
+  codec: DescribeAclsApi,
+  minVersion: 1,
+  maxVersion: 3,
+  async handle(ctx, request) {
+    const { authorizer } = ctx.broker;
+    if (!authorizer.enabled) return failed(ErrorCode.SECURITY_DISABLED, 'No Authorizer is configured on the broker');
+    if (!clusterAllowed(ctx, AclOperation.DESCRIBE)) return failed(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, null);
+    const filter = {
+      resourceType: request.resourceTypeFilter,
+      resourceName: request.resourceNameFilter,
+      patternType: request.patternTypeFilter,
+      principal: request.principalFilter,
+      host: request.hostFilter,
+      operation: request.operation,
+      permissionType: request.permissionType,
+    };
+    const invalid = filterError(filter);
+    if (invalid) return failed(ErrorCode.INVALID_REQUEST, invalid);
+    const byPattern = new Map<string, { resourceType: number; resourceName: string; patternType: number; acls: AclBinding[] }>();
+    for (const b of authorizer.describe(filter)) {
+      const key = JSON.stringify([b.resourceType, b.resourceName, b.patternType]);
+      let resource = byPattern.get(key);
+      if (!resource) byPattern.set(key, (resource = { resourceType: b.resourceType, resourceName: b.resourceName, patternType: b.patternType, acls: [] }));
+      resource.acls.push(b);
+    }
+    return {
+      throttleTimeMs: 0,
+      errorCode: ErrorCode.NONE,
+      errorMessage: null,
+      resources: [...byPattern.values()].map((r) => ({
+        resourceType: r.resourceType,
+        resourceName: r.resourceName,
+        patternType: r.patternType,
+        acls: r.acls.map((a) => ({ principal: a.principal, host: a.host, operation: a.operation, permissionType: a.permissionType })),
+      })),
+    };
+  },
+});

@@ -1,0 +1,63 @@
+// DeleteAcls (key 31), v1-3 (v1: pattern type filters, KIP-290; v2:
+// flexible). Needs ALTER on the cluster. Every binding any valid filter
+// matches is deleted in one transaction; each filter's result lists the
+// bindings it matched. Without an authorizer: SECURITY_DISABLED per filter.
+import { ErrorCode } from '../protocol/errors.js';
+import { DeleteAclsApi } from '../protocol/messages/index.js';
+import { filterError, type AclFilter } from '../security/acl.js';
+import { AclOperation, clusterAllowed } from './authorization.js';
+import { defineHandler } from './types.js';
+
+export default defineHandler({
+  codec: DeleteAclsApi,
+  minVersion: 1,
+  maxVersion: 3,
+  async handle(ctx, request) {
+    const { authorizer } = ctx.broker;
+    const all = (errorCode: number, errorMessage: string | null) => ({
+      throttleTimeMs: 0,
+      filterResults: request.filters.map(() => ({ errorCode, errorMessage, matchingAcls: [] })),
+    });
+    if (!authorizer.enabled) return all(ErrorCode.SECURITY_DISABLED, 'No Authorizer is configured on the broker');
+    if (!clusterAllowed(ctx, AclOperation.ALTER)) return all(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, null);
+    const filters: AclFilter[] = request.filters.map((f) => ({
+      resourceType: f.resourceTypeFilter,
+      resourceName: f.resourceNameFilter,
+      patternType: f.patternTypeFilter,
+      principal: f.principalFilter,
+      host: f.hostFilter,
+      operation: f.operation,
+      permissionType: f.permissionType,
+    }));
+    const errors = filters.map(filterError);
+    let matched;
+    try {
+      matched = await authorizer.delete(filters.filter((_, i) => errors[i] === null));
+    } catch (err) {
+      ctx.log.error({ err: (err as Error).message }, 'DeleteAcls failed');
+      return all(ErrorCode.UNKNOWN_SERVER_ERROR, 'The ACLs could not be deleted');
+    }
+    let next = 0;
+    return {
+      throttleTimeMs: 0,
+      filterResults: errors.map((error) => {
+        if (error !== null) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: error, matchingAcls: [] };
+        return {
+          errorCode: ErrorCode.NONE,
+          errorMessage: null,
+          matchingAcls: matched[next++]!.map((b) => ({
+            errorCode: ErrorCode.NONE,
+            errorMessage: null,
+            resourceType: b.resourceType,
+            resourceName: b.resourceName,
+            patternType: b.patternType,
+            principal: b.principal,
+            host: b.host,
+            operation: b.operation,
+            permissionType: b.permissionType,
+          })),
+        };
+      }),
+    };
+  },
+});

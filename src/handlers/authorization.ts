@@ -1,0 +1,62 @@
+// What handlers ask the authorizer, in the terms of a request: who is asking
+// (principal and address), and the "authorized operations" bit sets Kafka
+// reports in Metadata, DescribeCluster, DescribeGroups and
+// DescribeTopicPartitions (one bit per AclOperation code).
+import { ErrorCode } from '../protocol/errors.js';
+import { AclOperation as Op, CLUSTER_NAME, ResourceType, type AuthorizationRequest } from '../security/acl.js';
+import type { RequestContext } from './types.js';
+
+export { AclOperation, ResourceType } from '../security/acl.js';
+
+/** An unrequested authorized-operations field: Kafka's -2^31 sentinel. */
+export const NOT_REQUESTED = -2147483648;
+
+/** The operations each resource type supports, in Kafka's order. */
+const SUPPORTED: Record<number, readonly number[]> = {
+  [ResourceType.TOPIC]: [Op.READ, Op.WRITE, Op.CREATE, Op.DELETE, Op.ALTER, Op.DESCRIBE, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS],
+  [ResourceType.CLUSTER]: [Op.CREATE, Op.ALTER, Op.DESCRIBE, Op.CLUSTER_ACTION, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS, Op.IDEMPOTENT_WRITE, Op.CREATE_TOKENS, Op.DESCRIBE_TOKENS],
+  [ResourceType.GROUP]: [Op.READ, Op.DELETE, Op.DESCRIBE],
+};
+
+/** The requester as the authorizer sees it: the principal and the bare client address (Kafka's leading slash dropped). */
+export function requester(ctx: RequestContext): AuthorizationRequest {
+  return { principal: ctx.principal, host: ctx.clientHost.startsWith('/') ? ctx.clientHost.slice(1) : ctx.clientHost };
+}
+
+/** Whether the requester may perform the operation on the resource (a denial is logged). */
+export function allowed(ctx: RequestContext, operation: number, resourceType: number, name: string): boolean {
+  return ctx.broker.authorizer.authorize(requester(ctx), operation, resourceType, name);
+}
+
+export function clusterAllowed(ctx: RequestContext, operation: number): boolean {
+  return allowed(ctx, operation, ResourceType.CLUSTER, CLUSTER_NAME);
+}
+
+/** Whether the requester may perform the operation, checked without a log line (for filtering lists, as Kafka does). */
+export function quietlyAllowed(ctx: RequestContext, operation: number, resourceType: number, name: string): boolean {
+  return ctx.broker.authorizer.authorize(requester(ctx), operation, resourceType, name, false);
+}
+
+/** The bit set of operations the requester may perform on the resource. */
+export function authorizedOperations(ctx: RequestContext, resourceType: number, name: string): number {
+  let bits = 0;
+  for (const op of SUPPORTED[resourceType] ?? []) if (quietlyAllowed(ctx, op, resourceType, name)) bits |= 1 << op;
+  return bits;
+}
+
+export function clusterAuthorizedOperations(ctx: RequestContext): number {
+  return authorizedOperations(ctx, ResourceType.CLUSTER, CLUSTER_NAME);
+}
+
+/** CREATE on the cluster or on the topic: what topic creation (CreateTopics, auto-creation) needs. */
+export function mayCreateTopic(ctx: RequestContext, name: string): boolean {
+  return quietlyAllowed(ctx, Op.CREATE, ResourceType.CLUSTER, CLUSTER_NAME) || allowed(ctx, Op.CREATE, ResourceType.TOPIC, name);
+}
+
+/** ALTER_CONFIGS on the topic, or on the cluster for broker and logger configs: the refusal AlterConfigs and IncrementalAlterConfigs answer, or null. */
+export function configsAlterAuthorizationError(ctx: RequestContext, configResourceType: number, name: string): { errorCode: number; errorMessage: string } | null {
+  // ConfigResource types: 2 TOPIC, 4 BROKER, 8 BROKER_LOGGER.
+  if (configResourceType === 2 && !allowed(ctx, Op.ALTER_CONFIGS, ResourceType.TOPIC, name)) return { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Topic authorization failed.' };
+  if ((configResourceType === 4 || configResourceType === 8) && !clusterAllowed(ctx, Op.ALTER_CONFIGS)) return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.' };
+  return null;
+}
