@@ -16,7 +16,12 @@ import { applyAppendPolicy } from '../log/append-policy.js';
 import { AppendError } from '../log/log-manager.js';
 import type { IncomingBatch } from '../log/partition-log.js';
 import type { Topic } from '../log/topic-manager.js';
+import { AclOperation, ResourceType, allowed, mayCreateTopic } from './authorization.js';
 import { Deferred, defineHandler, type RequestContext } from './types.js';
+
+// A record batch's attributes are the int16 at offset 21 (after base offset, length, leader epoch, magic, CRC).
+const ATTRIBUTES_END = 23;
+const TRANSACTIONAL_BIT = 0x10;
 
 type PartitionResponse = Input<ProduceResponse['responses'][number]['partitionResponses'][number]>;
 
@@ -91,6 +96,16 @@ async function producePartition(
   return { committed };
 }
 
+/** Whether any partition's first batch is transactional (attributes bit 4), as Kafka's ProduceRequest.hasTransactionalRecords. */
+function hasTransactionalRecords(request: { topicData: { partitionData: { records: unknown }[] }[] }): boolean {
+  return request.topicData.some((t) =>
+    t.partitionData.some((p) => {
+      const records = p.records as Buffer | null;
+      return records !== null && records.length >= ATTRIBUTES_END && (records.readInt16BE(ATTRIBUTES_END - 2) & TRANSACTIONAL_BIT) !== 0;
+    }),
+  );
+}
+
 export default defineHandler({
   codec: ProduceApi,
   minVersion: 3,
@@ -99,6 +114,18 @@ export default defineHandler({
   async handle(ctx, request) {
     const acks = request.acks;
     const byId = ctx.apiVersion >= 13;
+    // Kafka: transactional records need WRITE on the transactional id, or the whole request is refused.
+    if (hasTransactionalRecords(request) && (request.transactionalId === null || !allowed(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactionalId))) {
+      if (acks === 0) return null;
+      return {
+        throttleTimeMs: 0,
+        responses: request.topicData.map((t) => ({
+          name: t.name,
+          topicId: t.topicId,
+          partitionResponses: t.partitionData.map((p) => failed(p.index, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)),
+        })),
+      };
+    }
     // Topics are looked up and partitions queued one after another, so batches
     // reach their partitions' queues in the order of this request.
     const queued = [];
@@ -110,8 +137,15 @@ export default defineHandler({
       } else if (byId) {
         topic = topicData.topicId === ZERO_UUID ? null : await ctx.broker.topics.getByIdLoading(topicData.topicId);
         if (!topic) topicError = ErrorCode.UNKNOWN_TOPIC_ID;
+        else if (!allowed(ctx, AclOperation.WRITE, ResourceType.TOPIC, topic.name)) [topic, topicError] = [null, ErrorCode.TOPIC_AUTHORIZATION_FAILED];
+      } else if (!allowed(ctx, AclOperation.WRITE, ResourceType.TOPIC, topicData.name)) {
+        topicError = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
       } else {
-        const outcome = await ctx.broker.topics.getOrCreate(topicData.name);
+        // Auto-creation also needs CREATE on the cluster or the topic.
+        const existing = await ctx.broker.topics.get(topicData.name);
+        const outcome = existing || mayCreateTopic(ctx, topicData.name)
+          ? await ctx.broker.topics.getOrCreate(topicData.name)
+          : { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic: undefined };
         topic = outcome.topic ?? null;
         topicError = outcome.errorCode;
       }

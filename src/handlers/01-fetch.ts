@@ -13,6 +13,7 @@ import { ZERO_UUID } from '../protocol/codec/types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { FetchApi, type FetchRequest, type FetchResponse } from '../protocol/messages/index.js';
 import type { PartitionLog } from '../log/partition-log.js';
+import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { defineHandler, type RequestContext } from './types.js';
 
 type PartitionData = Input<FetchResponse['responses'][number]['partitions'][number]>;
@@ -38,6 +39,12 @@ async function resolveTargets(ctx: RequestContext, request: FetchRequest): Promi
   const targets: Target[] = [];
   for (const [topicIndex, t] of request.topics.entries()) {
     const topic = byId ? (t.topicId === ZERO_UUID ? null : await ctx.broker.topics.getByIdLoading(t.topicId)) : await ctx.broker.topics.get(t.topic);
+    // READ on the topic, checked by name before existence (so unreadable names are not revealed).
+    const name = byId ? topic?.name : t.topic;
+    if (name !== undefined && !allowed(ctx, AclOperation.READ, ResourceType.TOPIC, name)) {
+      for (const partition of t.partitions) targets.push({ topicIndex, partition, log: null, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED });
+      continue;
+    }
     for (const partition of t.partitions) {
       if (!topic) {
         targets.push({ topicIndex, partition, log: null, errorCode: byId ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
