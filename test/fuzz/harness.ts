@@ -616,7 +616,9 @@ export async function startFuzzBroker(databaseUrl: string, overrides: Partial<Re
     {},
     {
       databaseUrl, schema, port: 0, host: '127.0.0.1', advertisedHost: '127.0.0.1', metricsEnabled: false, logLevel: "error", ...(process.env.FUZZ_LOG_LEVEL ? { logLevel: process.env.FUZZ_LOG_LEVEL } : {}),
-      socketRequestMaxBytes: FUZZ_MAX_FRAME_BYTES, fetchMaxWaitMsCap: 50, groupInitialRebalanceDelayMs: 0, ...overrides,
+      socketRequestMaxBytes: FUZZ_MAX_FRAME_BYTES, fetchMaxWaitMsCap: 50, groupInitialRebalanceDelayMs: 0,
+      // The authorizer is on so fuzzed CreateAcls/DescribeAcls/DeleteAcls really store and match; the fuzzing clients are super users so their other requests still reach the handlers' logic.
+      authorizerEnabled: true, superUsers: 'User:ANONYMOUS', ...overrides,
     },
   );
   const broker = await startBroker(config, createLogger(config.logLevel, sink));
