@@ -1,4 +1,5 @@
 import type { Config } from './config/schema.js';
+import type { Coordination } from './coordinator/coordination.js';
 import type { GroupCoordinator } from './coordinator/group-coordinator.js';
 import type { TransactionCoordinator } from './coordinator/transaction-coordinator.js';
 import type { LogManager } from './log/log-manager.js';
@@ -27,6 +28,8 @@ export interface BrokerContext {
   users: UserStore;
   /** ACL decisions and the ACLs themselves (CreateAcls, DescribeAcls, DeleteAcls). */
   authorizer: Authorizer;
+  /** Which broker coordinates which group (slots leased in PostgreSQL). */
+  coordination: Coordination;
   topics: TopicManager;
   logs: LogManager;
   groups: GroupCoordinator;

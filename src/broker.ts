@@ -5,6 +5,7 @@ import type { BrokerContext } from './broker-context.js';
 import type { Config } from './config/schema.js';
 import { systemClock } from './coordinator/clock.js';
 import { GroupCoordinator } from './coordinator/group-coordinator.js';
+import { Coordination } from './coordinator/coordination.js';
 import { TransactionCoordinator } from './coordinator/transaction-coordinator.js';
 import { HandlerRegistry } from './handlers/registry.js';
 import { Compactor } from './log/compactor.js';
@@ -22,6 +23,7 @@ import { KafkaServer } from './server/server.js';
 import { AclStore } from './storage/pg/acl-store.js';
 import { ClusterStore, type BrokerRow } from './storage/pg/cluster-store.js';
 import { CompactionStore } from './storage/pg/compaction-store.js';
+import { CoordinatorStore } from './storage/pg/coordinator-store.js';
 import { GroupStore } from './storage/pg/group-store.js';
 import { openDatabase, type Database } from './storage/pg/database.js';
 import { LagStore } from './storage/pg/lag-store.js';
@@ -37,6 +39,8 @@ import { UserStore } from './storage/pg/user-store.js';
 
 const BROKER_HEARTBEAT_MS = 3000;
 const BROKER_LIVENESS_MS = 15000;
+/** A coordinator slot lease, renewed with every heartbeat: a dead broker's groups move within this long (or its liveness timeout). */
+const COORDINATOR_LEASE_MS = 10000;
 
 export interface RunningBroker {
   /** The port of the first listener (the only one by default). */
@@ -65,7 +69,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   pool.on('error', (err) => log.warn({ err: err.message, code: 'PGKAFKA_POOL_CLIENT_ERROR' }, 'idle PostgreSQL connection failed'));
 
   const instanceId = randomUUID();
-  const channels = { append: `${config.schema}_append`, topics: `${config.schema}_topics`, acls: `${config.schema}_acls` };
+  const channels = { append: `${config.schema}_append`, topics: `${config.schema}_topics`, acls: `${config.schema}_acls`, coordinators: `${config.schema}_coordinators` };
   const clusterStore = new ClusterStore(pool);
   const clusterId = await clusterStore.ensureClusterId(newClusterId());
   const topics = new TopicManager(new TopicStore(pool, channels.topics), config);
@@ -92,7 +96,9 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
     offsetMetadataMaxBytes: config.offsetMetadataMaxBytes,
   }, log);
-  await groups.load();
+  const coordinatorStore = new CoordinatorStore(pool, channels.coordinators);
+  const coordination = new Coordination(coordinatorStore, config.nodeId, instanceId, COORDINATOR_LEASE_MS, log);
+  coordination.addOwner(groups);
   const transactions = new TransactionCoordinator(new TransactionStore(pool), logs, topics, log, systemClock, undefined, config.transactionalIdExpirationMs);
   await transactions.load();
 
@@ -104,15 +110,17 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   );
   await authorizer.load();
 
-  const notifications = new Notifications(connection, [channels.append, channels.topics, channels.acls], log);
+  const notifications = new Notifications(connection, [channels.append, channels.topics, channels.acls, channels.coordinators], log);
   notifications.on('notification', (channel: string, payload: string) => {
     if (channel === channels.append) logs.onAppendNotification(payload);
     else if (channel === channels.topics) topics.invalidate(payload);
     else if (channel === channels.acls) authorizer.reload();
+    else if (channel === channels.coordinators) rebalanceCoordinators();
   });
   notifications.on('resync', () => {
     topics.invalidate();
     authorizer.reload();
+    rebalanceCoordinators();
     logs.resync().catch((err: Error) => log.warn({ err: err.message }, 'resync failed'));
   });
   await notifications.start();
@@ -122,6 +130,16 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const listeners: ListenerSpec[] = config.listeners ? parseListeners(config.listeners) : [{ name: 'PLAINTEXT', host: config.host, port: config.port }];
   const advertisedListeners = new Map(parseListeners(config.advertisedListeners ?? '').map((l) => [l.name as string, l]));
   let live: BrokerRow[] = [];
+  /** Another broker joined or handed slots over: re-read the live brokers and take or give slots now rather than at the next heartbeat. */
+  const rebalanceCoordinators = () => {
+    clusterStore
+      .liveBrokers(BROKER_LIVENESS_MS)
+      .then((brokers) => {
+        live = brokers;
+        return coordination.rebalance(brokers.map((b) => b.nodeId));
+      })
+      .catch((err: Error) => log.warn({ err: err.message }, 'coordinator rebalance failed'));
+  };
   /** A broker's endpoint on a listener: its registered one, or (registered before listeners existed) its only one. */
   const onListener = (b: BrokerRow, listener: string): BrokerRow | null => {
     if (!b.listeners) return b;
@@ -141,6 +159,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     advertised: (listener) => onListener(context.self, listener) ?? context.self,
     users,
     authorizer,
+    coordination,
     topics,
     logs,
     groups,
@@ -153,6 +172,10 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const tls = config.sslCertFile && config.sslKeyFile
     ? tlsServerOptions({ certFile: config.sslCertFile, keyFile: config.sslKeyFile, caFile: config.sslCaFile, clientAuth: config.sslClientAuth })
     : undefined;
+  // Take this broker's coordinator slots before clients arrive (others hand theirs over once it has registered).
+  live = await clusterStore.liveBrokers(BROKER_LIVENESS_MS);
+  await coordination.rebalance(live.map((b) => b.nodeId));
+
   const server = new KafkaServer({
     listeners,
     maxFrameBytes: config.socketRequestMaxBytes,
@@ -180,11 +203,15 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   Object.assign(context.self, context.self.listeners[listeners[0]!.name]!);
   await clusterStore.registerBroker(context.self, instanceId);
   live = await clusterStore.liveBrokers(BROKER_LIVENESS_MS);
+  await coordinatorStore.announce();
   const heartbeat = setInterval(() => {
     clusterStore
       .heartbeat(config.nodeId, instanceId)
       .then(() => clusterStore.liveBrokers(BROKER_LIVENESS_MS))
-      .then((brokers) => (live = brokers))
+      .then((brokers) => {
+        live = brokers;
+        return coordination.rebalance(brokers.map((b) => b.nodeId));
+      })
       .catch((err: Error) => log.warn({ err: err.message, code: 'PGKAFKA_HEARTBEAT_FAILED' }, 'broker heartbeat failed'));
   }, BROKER_HEARTBEAT_MS);
   heartbeat.unref();
@@ -204,6 +231,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
       clearInterval(heartbeat);
       logs.wakeAll();
       await server.close(config.shutdownTimeoutMs);
+      await coordination.stop();
       groups.shutdown();
       transactions.shutdown();
       await cleaner.stop();

@@ -553,6 +553,23 @@ export class ClassicGroup {
     this.shutdown();
   }
 
+  /**
+   * This broker stops coordinating the group (its slot moved to another
+   * broker): like Kafka's unload, members waiting in JoinGroup or SyncGroup
+   * are answered NOT_COORDINATOR and find the new coordinator, which
+   * restores the group from its last stored state.
+   */
+  unload(): void {
+    this.setState('Dead');
+    this.shutdown();
+    for (const m of this.members.values()) {
+      m.awaitingJoin?.(joinError(ErrorCode.NOT_COORDINATOR, m.memberId));
+      m.awaitingSync?.(syncError(ErrorCode.NOT_COORDINATOR));
+      m.awaitingJoin = null;
+      m.awaitingSync = null;
+    }
+  }
+
   /** Cancels every timer (broker shutdown). */
   shutdown(): void {
     this.rebalanceTimer?.cancel();

@@ -1,11 +1,13 @@
-// The group coordinator: owns every ClassicGroup of this broker, restores
-// them from PostgreSQL at start-up, and keeps committed offsets.
+// The group coordinator: owns the ClassicGroups of the coordinator slots this
+// broker holds (see coordination.ts), restores them from PostgreSQL when it
+// takes a slot, drops them when the slot moves on, and keeps committed offsets.
 import type { Logger } from '../observability/logger.js';
 import { ErrorCode } from '../protocol/errors.js';
 import type { GroupStore, OffsetToCommit, StoredGroup } from '../storage/pg/group-store.js';
 import type { TopicManager } from '../log/topic-manager.js';
 import { ClassicGroup, type GroupSettings } from './classic-group.js';
 import { systemClock, type Clock, type Timer } from './clock.js';
+import { slotOf, type SlotOwner } from './coordination.js';
 import type { GroupState } from './group-types.js';
 
 export interface CoordinatorSettings extends GroupSettings {
@@ -39,7 +41,7 @@ export interface GroupListing {
   state: GroupState;
 }
 
-export class GroupCoordinator {
+export class GroupCoordinator implements SlotOwner {
   private readonly groups = new Map<string, ClassicGroup>();
   private expiryTimer: Timer | null = null;
   /** Writes of one group's metadata are applied in order. */
@@ -53,9 +55,13 @@ export class GroupCoordinator {
     private readonly clock: Clock = systemClock,
   ) {}
 
-  /** Restores every stored group (and offsets-only groups) before the listener opens. */
-  async load(): Promise<void> {
+  /** Restores the stored groups of the slots (and groups that only have offsets) before the slots are served. */
+  async acquire(slots: ReadonlySet<number>): Promise<void> {
+    let restored = 0;
     for (const stored of await this.store.loadGroups()) {
+      if (!slots.has(slotOf(stored.groupId))) continue;
+      this.groups.get(stored.groupId)?.unload();
+      restored++;
       const group = this.newGroup(stored.groupId);
       group.restore({
         protocolType: stored.protocolType,
@@ -74,9 +80,19 @@ export class GroupCoordinator {
         })),
       });
     }
-    for (const groupId of await this.store.offsetOnlyGroupIds()) if (!this.groups.has(groupId)) this.newGroup(groupId);
-    if (this.groups.size > 0) this.log.info({ groups: this.groups.size }, 'restored consumer groups');
-    this.scheduleExpiry();
+    for (const groupId of await this.store.offsetOnlyGroupIds()) if (slots.has(slotOf(groupId)) && !this.groups.has(groupId)) this.newGroup(groupId);
+    if (restored > 0) this.log.info({ groups: restored }, 'restored consumer groups');
+    if (!this.expiryTimer) this.scheduleExpiry();
+  }
+
+  /** The slots moved to another broker: their groups are unloaded once their pending writes have landed, so the next coordinator reads them whole. */
+  async release(slots: ReadonlySet<number>): Promise<void> {
+    const leaving = [...this.groups.values()].filter((g) => slots.has(slotOf(g.groupId)));
+    for (const g of leaving) {
+      g.unload();
+      this.groups.delete(g.groupId);
+    }
+    await Promise.all(leaving.map((g) => this.persistChains.get(g.groupId)?.catch(() => {})));
   }
 
   private newGroup(groupId: string): ClassicGroup {

@@ -36,7 +36,7 @@ let bob: RawClient;
 const ANY_FILTER = { resourceTypeFilter: ResourceType.ANY, resourceNameFilter: null, patternTypeFilter: PatternType.ANY, principalFilter: null, hostFilter: null, operation: Op.ANY, permissionType: AclPermission.ANY };
 
 function allow(principal: string, resourceType: number, resourceName: string, operation: number, patternType: number = PatternType.LITERAL, host = '*') {
-  return { resourceType, resourceName, resourcePatternType: patternType, principal, host, operation, permissionType: AclPermission.ALLOW };
+  return { resourceType, resourceName, resourcePatternType: patternType, principal, host, operation, permissionType: AclPermission.ALLOW as number };
 }
 
 async function createAcls(...creations: ReturnType<typeof allow>[]) {

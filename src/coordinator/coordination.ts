@@ -1,0 +1,159 @@
+// Which broker coordinates which consumer group, when several brokers share
+// the database. Groups fall into 50 slots as Kafka's fall into the 50
+// partitions of __consumer_offsets (abs(String.hashCode) % 50); the live
+// brokers split the slots by rendezvous hashing, and each slot is served
+// only by the broker instance holding its lease in PostgreSQL. A broker that
+// leaves or dies loses its leases (released at shutdown, expired otherwise)
+// and the others take its slots over, restoring the groups from the
+// database — the same failover a Kafka coordinator goes through.
+import type { Logger } from '../observability/logger.js';
+import type { CoordinatorStore } from '../storage/pg/coordinator-store.js';
+
+export const COORDINATOR_SLOTS = 50;
+/** Ownership ends locally this long before the lease expires in the database, so two brokers never serve one slot. */
+const LEASE_SAFETY_MS = 1000;
+
+/** Kafka's partitionFor: Utils.abs(String.hashCode) % slots, over UTF-16 code units. */
+export function slotOf(key: string): number {
+  let h = 0;
+  for (let i = 0; i < key.length; i++) h = (Math.imul(31, h) + key.charCodeAt(i)) | 0;
+  return (h & 0x7fffffff) % COORDINATOR_SLOTS;
+}
+
+/** A well-mixed weight per (slot, node): the node with the highest weight owns the slot, so a joining or leaving node moves only its share. */
+function weight(slot: number, nodeId: number): number {
+  let x = Math.imul(slot + 1, 0x9e3779b1) ^ Math.imul(nodeId + 1, 0x85ebca6b);
+  x ^= x >>> 16;
+  x = Math.imul(x, 0x7feb352d);
+  x ^= x >>> 15;
+  x = Math.imul(x, 0x846ca68b);
+  x ^= x >>> 16;
+  return x >>> 0;
+}
+
+export function desiredOwner(slot: number, nodeIds: readonly number[]): number {
+  let best = -1;
+  let bestWeight = -1;
+  for (const node of nodeIds) {
+    const w = weight(slot, node);
+    if (w > bestWeight || (w === bestWeight && node < best)) [best, bestWeight] = [node, w];
+  }
+  return best;
+}
+
+/** What holds state per slot (the group coordinator): loads it before the slot is served, drops it after. */
+export interface SlotOwner {
+  acquire(slots: ReadonlySet<number>): Promise<void>;
+  release(slots: ReadonlySet<number>): Promise<void>;
+}
+
+export class Coordination {
+  /** Slots served here, with the lease epoch their state was loaded under. */
+  private readonly owned = new Map<number, bigint>();
+  /** Monotonic time until which the owned leases are certainly still ours. */
+  private ownedUntil = 0;
+  /** Live lease holders as last read (slot → node id). */
+  private holders = new Map<number, number>();
+  private liveNodes: number[] = [];
+  private readonly owners: SlotOwner[] = [];
+  private running: Promise<void> | null = null;
+  private rerun = false;
+  private stopped = false;
+
+  constructor(
+    private readonly store: CoordinatorStore,
+    readonly nodeId: number,
+    private readonly instanceId: string,
+    private readonly leaseMs: number,
+    private readonly log: Logger,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  addOwner(owner: SlotOwner): void {
+    this.owners.push(owner);
+  }
+
+  /** Whether this broker serves the key's group now. */
+  owns(key: string): boolean {
+    return this.owned.has(slotOf(key)) && this.now() < this.ownedUntil;
+  }
+
+  /** The node id FindCoordinator names for the key: the live lease holder, else the broker that should take the slot. */
+  coordinatorOf(key: string): number {
+    const slot = slotOf(key);
+    if (this.owns(key)) return this.nodeId;
+    const holder = this.holders.get(slot);
+    if (holder !== undefined && holder !== this.nodeId && this.liveNodes.includes(holder)) return holder;
+    return desiredOwner(slot, this.nodes());
+  }
+
+  private nodes(): number[] {
+    return this.liveNodes.includes(this.nodeId) ? this.liveNodes : [...this.liveNodes, this.nodeId];
+  }
+
+  /** Renews this broker's leases and moves slots to match the live brokers; runs one at a time (a call during a run schedules one more). */
+  rebalance(liveNodes: readonly number[]): Promise<void> {
+    this.liveNodes = [...liveNodes];
+    if (this.running) {
+      this.rerun = true;
+      return this.running;
+    }
+    const run = async () => {
+      try {
+        do {
+          this.rerun = false;
+          await this.runOnce();
+        } while (this.rerun && !this.stopped);
+      } finally {
+        this.running = null;
+      }
+    };
+    this.running = run();
+    return this.running;
+  }
+
+  private async runOnce(): Promise<void> {
+    if (this.stopped) return;
+    const nodes = this.nodes();
+    const desired = new Set<number>();
+    for (let slot = 0; slot < COORDINATOR_SLOTS; slot++) if (desiredOwner(slot, nodes) === this.nodeId) desired.add(slot);
+    try {
+      const leaving = new Set([...this.owned.keys()].filter((s) => !desired.has(s)));
+      if (leaving.size > 0) {
+        await this.drop(leaving);
+        await this.store.release(this.instanceId, [...leaving]);
+        this.log.info({ slots: leaving.size }, 'handed coordinator slots to other brokers');
+      }
+      const started = this.now();
+      const leases = await this.store.claim(this.nodeId, this.instanceId, [...desired], this.leaseMs);
+      const held = new Map(leases.map((l) => [l.slot, l.epoch]));
+      // Owned slots not renewed, or held meanwhile by another broker (epoch moved): their state is stale.
+      const stale = new Set([...this.owned.keys()].filter((s) => held.get(s) !== this.owned.get(s)));
+      if (stale.size > 0) await this.drop(stale);
+      this.ownedUntil = started + this.leaseMs - LEASE_SAFETY_MS;
+      const fresh = new Set([...held.keys()].filter((s) => !this.owned.has(s)));
+      if (fresh.size > 0) {
+        for (const owner of this.owners) await owner.acquire(fresh);
+        for (const slot of fresh) this.owned.set(slot, held.get(slot)!);
+        this.log.info({ slots: fresh.size, owned: this.owned.size }, 'took over coordinator slots');
+      }
+      this.holders = new Map((await this.store.holders()).filter((h) => h.live).map((h) => [h.slot, h.nodeId]));
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message, code: 'PGKAFKA_COORDINATOR_LEASE_FAILED' }, 'coordinator lease renewal failed; slots stop being served when the leases lapse');
+    }
+  }
+
+  private async drop(slots: ReadonlySet<number>): Promise<void> {
+    for (const slot of slots) this.owned.delete(slot);
+    for (const owner of this.owners) await owner.release(slots);
+  }
+
+  /** Graceful shutdown: hands every slot over at once. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.running?.catch(() => {});
+    const slots = new Set(this.owned.keys());
+    await this.drop(slots);
+    await this.store.release(this.instanceId, [...slots]).catch(() => {});
+  }
+}

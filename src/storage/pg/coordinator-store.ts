@@ -1,0 +1,65 @@
+import type pg from 'pg';
+
+export interface SlotLease {
+  slot: number;
+  epoch: bigint;
+}
+
+export interface SlotHolder {
+  slot: number;
+  nodeId: number;
+  /** Whether the holder's lease has not expired (by the database's clock). */
+  live: boolean;
+}
+
+/** Leases of the coordinator slots (table coordinator_slots); changes are announced on the channel so other brokers rebalance at once. */
+export class CoordinatorStore {
+  constructor(
+    private readonly pool: pg.Pool,
+    readonly channel: string,
+  ) {}
+
+  /**
+   * coordinator_slots_claim: takes or renews the leases of the wanted slots
+   * that are free, expired, already this instance's, or held by an earlier
+   * incarnation of this node id (a restarted broker takes its slots back at
+   * once). Returns the slots now held, with their epochs.
+   */
+  async claim(nodeId: number, instanceId: string, slots: readonly number[], leaseMs: number): Promise<SlotLease[]> {
+    if (slots.length === 0) return [];
+    const { rows } = await this.pool.query<{ slot: number; epoch: string }>(
+      `UPDATE coordinator_slots
+       SET epoch = CASE WHEN instance_id = $2 THEN epoch ELSE epoch + 1 END,
+           node_id = $1, instance_id = $2, expires_at = now() + make_interval(secs => $4::float8 / 1000)
+       WHERE slot = ANY($3::int[]) AND (instance_id = $2 OR node_id = $1 OR expires_at < now())
+       RETURNING slot, epoch`,
+      [nodeId, instanceId, slots, leaseMs],
+    );
+    return rows.map((r) => ({ slot: r.slot, epoch: BigInt(r.epoch) }));
+  }
+
+  /** coordinator_slots_release: gives up this instance's leases of the slots and tells the other brokers. */
+  async release(instanceId: string, slots: readonly number[]): Promise<void> {
+    if (slots.length === 0) return;
+    await this.pool.query(
+      `WITH released AS (
+         UPDATE coordinator_slots SET expires_at = '-infinity' WHERE instance_id = $1 AND slot = ANY($2::int[]) RETURNING slot
+       )
+       SELECT pg_notify($3, 'released') FROM (SELECT count(*) FROM released) r`,
+      [instanceId, slots, this.channel],
+    );
+  }
+
+  /** coordinator_slots_announce: asks the other brokers to rebalance the slots now (a broker joined). */
+  async announce(): Promise<void> {
+    await this.pool.query('SELECT pg_notify($1, $2)', [this.channel, 'joined']);
+  }
+
+  /** coordinator_slots_select */
+  async holders(): Promise<SlotHolder[]> {
+    const { rows } = await this.pool.query<{ slot: number; node_id: number; live: boolean }>(
+      'SELECT slot, node_id, expires_at > now() AS live FROM coordinator_slots ORDER BY slot',
+    );
+    return rows.map((r) => ({ slot: r.slot, nodeId: r.node_id, live: r.live }));
+  }
+}
