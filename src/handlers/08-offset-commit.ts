@@ -4,10 +4,15 @@
 // v7: group instance id. v8: flexible. v10: topic ids.
 // Generation -1 with no member id is a commit from outside group management
 // (standalone consumers, admin tools), accepted while the group is empty.
+// Authorization, as Kafka's KafkaApis: READ on the group, else every
+// partition answers GROUP_AUTHORIZATION_FAILED; then READ on each topic,
+// else its partitions answer TOPIC_AUTHORIZATION_FAILED and are not committed.
 import { ZERO_UUID } from '../protocol/codec/types.js';
 import { isValidGroupId } from '../coordinator/group-types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { OffsetCommitApi } from '../protocol/messages/index.js';
+import { AclOperation, ResourceType, allowed } from './authorization.js';
+import { authorizedNames } from './authorized-names.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -16,37 +21,41 @@ export default defineHandler({
   maxVersion: 10,
   async handle(ctx, request) {
     const { groups, topics } = ctx.broker;
+    const respond = (errors: number[]) => {
+      let i = 0;
+      return {
+        throttleTimeMs: 0,
+        topics: request.topics.map((t) => ({
+          name: t.name,
+          topicId: t.topicId,
+          partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: errors[i++]! })),
+        })),
+      };
+    };
+    if (!allowed(ctx, AclOperation.READ, ResourceType.GROUP, request.groupId)) {
+      return respond(request.topics.flatMap((t) => t.partitions.map(() => ErrorCode.GROUP_AUTHORIZATION_FAILED)));
+    }
     const byId = ctx.apiVersion >= 10;
     const names = await Promise.all(
       request.topics.map(async (t) => (byId ? (t.topicId === ZERO_UUID ? null : ((await topics.getByIdLoading(t.topicId))?.name ?? null)) : t.name)),
     );
+    const readable = authorizedNames(ctx, AclOperation.READ, ResourceType.TOPIC, names.filter((n) => n !== null));
     const partitions = request.topics.flatMap((t, i) =>
       t.partitions.map((p) => ({
         topic: names[i] ?? '',
-        known: names[i] !== null,
+        // Unknown topic ids first, then topics the requester may not read; the rest go to the coordinator.
+        refused: names[i] === null ? ErrorCode.UNKNOWN_TOPIC_ID : !readable.has(names[i]!) ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : ErrorCode.NONE,
         partition: p.partitionIndex,
         committedOffset: p.committedOffset,
         leaderEpoch: p.committedLeaderEpoch,
         metadata: p.committedMetadata,
       })),
     );
-    let errors: number[];
-    if (!isValidGroupId(request.groupId)) {
-      errors = partitions.map(() => ErrorCode.INVALID_GROUP_ID);
-    } else {
-      const known = partitions.filter((p) => p.known);
-      const knownErrors = await groups.commitOffsets(request.groupId, request.memberId, request.groupInstanceId, request.generationIdOrMemberEpoch, known);
-      let k = 0;
-      errors = partitions.map((p) => (p.known ? knownErrors[k++]! : ErrorCode.UNKNOWN_TOPIC_ID));
-    }
-    let i = 0;
-    return {
-      throttleTimeMs: 0,
-      topics: request.topics.map((t) => ({
-        name: t.name,
-        topicId: t.topicId,
-        partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: errors[i++]! })),
-      })),
-    };
+    const wanted = partitions.filter((p) => p.refused === ErrorCode.NONE);
+    let wantedErrors: number[] = [];
+    if (!isValidGroupId(request.groupId)) wantedErrors = wanted.map(() => ErrorCode.INVALID_GROUP_ID);
+    else if (wanted.length > 0) wantedErrors = await groups.commitOffsets(request.groupId, request.memberId, request.groupInstanceId, request.generationIdOrMemberEpoch, wanted);
+    let k = 0;
+    return respond(partitions.map((p) => (p.refused !== ErrorCode.NONE ? p.refused : wantedErrors[k++]!)));
   },
 });

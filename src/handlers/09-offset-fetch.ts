@@ -5,11 +5,18 @@
 // UNSTABLE_OFFSET_COMMIT (retriable) instead of their committed offset. v8: several groups
 // per request (KIP-709). v9: member id and epoch (KIP-848 groups; unused by
 // classic groups). v10: topic ids.
+// Authorization, as Kafka's KafkaApis: DESCRIBE on the group, else
+// GROUP_AUTHORIZATION_FAILED (the group's error from v2, every requested
+// partition's in v1, which has no top-level error); requested partitions of
+// topics without DESCRIBE answer TOPIC_AUTHORIZATION_FAILED, after the
+// others; asked for every partition (null topics), those topics are left out.
 import { ZERO_UUID } from '../protocol/codec/types.js';
 import { isValidGroupId } from '../coordinator/group-types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { OffsetFetchApi } from '../protocol/messages/index.js';
 import type { FetchedOffset } from '../coordinator/group-coordinator.js';
+import { AclOperation, ResourceType, allowed } from './authorization.js';
+import { authorizedNames } from './authorized-names.js';
 import { defineHandler, type RequestContext } from './types.js';
 
 interface WantedTopic {
@@ -28,7 +35,28 @@ function groupByTopic(offsets: FetchedOffset[]): Map<string, FetchedOffset[]> {
   return byTopic;
 }
 
+/** The group's offsets for the wanted topics (null: every topic with a committed offset), once DESCRIBE on the group is granted. */
 async function fetchGroup(ctx: RequestContext, groupId: string, wanted: WantedTopic[] | null, requireStable: boolean) {
+  if (wanted === null) {
+    const topics = await fetchAuthorized(ctx, groupId, null, requireStable);
+    const describable = authorizedNames(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topics.map((t) => t.name));
+    return topics.filter((t) => describable.has(t.name));
+  }
+  const describable = authorizedNames(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, wanted.map((t) => t.name));
+  const granted = wanted.filter((t) => describable.has(t.name));
+  const topics = granted.length > 0 ? await fetchAuthorized(ctx, groupId, granted, requireStable) : [];
+  for (const t of wanted) {
+    if (describable.has(t.name)) continue;
+    topics.push({
+      name: t.name,
+      topicId: t.topicId,
+      partitions: t.partitions.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED })),
+    });
+  }
+  return topics;
+}
+
+async function fetchAuthorized(ctx: RequestContext, groupId: string, wanted: WantedTopic[] | null, requireStable: boolean) {
   const offsets = await ctx.broker.groups.fetchOffsets(groupId, wanted && wanted.map((t) => ({ name: t.name, partitions: t.partitions })));
   if (requireStable) {
     // Offsets an open transaction has staged: the committed offset is about to change (KIP-447).
@@ -66,6 +94,12 @@ export default defineHandler({
   async handle(ctx, request) {
     if (ctx.apiVersion < 8) {
       const wanted = request.topics && request.topics.map((t) => ({ name: t.name, topicId: ZERO_UUID, partitions: t.partitionIndexes }));
+      if (!allowed(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, request.groupId)) {
+        const errorCode = ErrorCode.GROUP_AUTHORIZATION_FAILED;
+        if (ctx.apiVersion >= 2) return { throttleTimeMs: 0, errorCode, topics: [] };
+        const partitions = (t: WantedTopic) => t.partitions.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode }));
+        return { throttleTimeMs: 0, errorCode, topics: (wanted ?? []).map((t) => ({ name: t.name, topicId: ZERO_UUID, partitions: partitions(t) })) };
+      }
       if (!isValidGroupId(request.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] };
       return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, topics: await fetchGroup(ctx, request.groupId, wanted, ctx.apiVersion >= 7 && request.requireStable) };
     }
@@ -79,11 +113,9 @@ export default defineHandler({
           if (name !== null) wanted.push({ name, topicId: t.topicId, partitions: t.partitionIndexes });
         }
       }
-      groups.push(
-        !isValidGroupId(g.groupId)
-          ? { groupId: g.groupId, errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] }
-          : { groupId: g.groupId, errorCode: ErrorCode.NONE, topics: await fetchGroup(ctx, g.groupId, wanted, request.requireStable) },
-      );
+      if (!allowed(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, g.groupId)) groups.push({ groupId: g.groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, topics: [] });
+      else if (!isValidGroupId(g.groupId)) groups.push({ groupId: g.groupId, errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] });
+      else groups.push({ groupId: g.groupId, errorCode: ErrorCode.NONE, topics: await fetchGroup(ctx, g.groupId, wanted, request.requireStable) });
     }
     return { throttleTimeMs: 0, groups };
   },

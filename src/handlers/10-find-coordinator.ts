@@ -3,8 +3,13 @@
 // v4: batched coordinator keys (KIP-699). v6: share-group keys (type 2),
 // which this broker does not serve.
 // This broker coordinates every group itself.
+// Authorization, as Kafka's KafkaApis, per key: DESCRIBE on the group
+// (GROUP_AUTHORIZATION_FAILED) or on the transactional id
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); below v4 the error carries
+// Kafka's message for it.
 import { ErrorCode } from '../protocol/errors.js';
 import { FindCoordinatorApi } from '../protocol/messages/index.js';
+import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 const GROUP = 0;
@@ -19,6 +24,11 @@ export default defineHandler({
     const answer = (key: string) => {
       if (request.keyType !== GROUP && request.keyType !== TRANSACTION) {
         return { key, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported key type ${request.keyType}`, nodeId: -1, host: '', port: -1 };
+      }
+      const refused = (errorCode: number, message: string) => ({ key, errorCode, errorMessage: ctx.apiVersion < 4 ? message : null, nodeId: -1, host: '', port: -1 });
+      if (request.keyType === GROUP && !allowed(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, key)) return refused(ErrorCode.GROUP_AUTHORIZATION_FAILED, 'Group authorization failed.');
+      if (request.keyType === TRANSACTION && !allowed(ctx, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key)) {
+        return refused(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 'Transactional Id authorization failed.');
       }
       if (key === '' && request.keyType === GROUP) return { key, errorCode: ErrorCode.INVALID_GROUP_ID, errorMessage: null, nodeId: -1, host: '', port: -1 };
       return { key, errorCode: ErrorCode.NONE, errorMessage: null, nodeId: self.nodeId, host: self.host, port: self.port };

@@ -4,9 +4,11 @@
 // rejoin with (KIP-394). v5: group instance id (static membership, KIP-345).
 // v6: flexible. v7: protocol type in the answer. v8: reason. v9: skip
 // assignment for a static leader that rejoined without a rebalance.
+// Authorization, as Kafka: READ on the group, else GROUP_AUTHORIZATION_FAILED.
 import { ErrorCode } from '../protocol/errors.js';
 import { JoinGroupApi } from '../protocol/messages/index.js';
 import { joinError, isValidGroupId } from '../coordinator/group-types.js';
+import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -16,6 +18,7 @@ export default defineHandler({
   async handle(ctx, request) {
     const { groups } = ctx.broker;
     const respond = (r: ReturnType<typeof joinError>) => ({ throttleTimeMs: 0, ...r });
+    if (!allowed(ctx, AclOperation.READ, ResourceType.GROUP, request.groupId)) return respond(joinError(ErrorCode.GROUP_AUTHORIZATION_FAILED));
     if (!isValidGroupId(request.groupId)) return respond(joinError(ErrorCode.INVALID_GROUP_ID, request.memberId));
     if (!groups.validSessionTimeout(request.sessionTimeoutMs)) return respond(joinError(ErrorCode.INVALID_SESSION_TIMEOUT, request.memberId));
     const group = groups.getOrCreate(request.groupId);

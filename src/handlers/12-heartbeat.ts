@@ -1,9 +1,11 @@
 // Heartbeat (key 12), v0-4.
 // v1: throttle time. v3: group instance id. v4: flexible.
 // REBALANCE_IN_PROGRESS tells a member to rejoin.
+// Authorization, as Kafka: READ on the group, else GROUP_AUTHORIZATION_FAILED.
 import { isValidGroupId } from '../coordinator/group-types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { HeartbeatApi } from '../protocol/messages/index.js';
+import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -11,6 +13,7 @@ export default defineHandler({
   minVersion: 0,
   maxVersion: 4,
   async handle(ctx, request) {
+    if (!allowed(ctx, AclOperation.READ, ResourceType.GROUP, request.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED };
     const group = ctx.broker.groups.get(request.groupId);
     const errorCode = group
       ? group.heartbeat(request.memberId, request.groupInstanceId, request.generationId)

@@ -1,9 +1,12 @@
 // LeaveGroup (key 13), v0-5.
 // v1: throttle time. v3: a batch of members, by member id or group instance
 // id, each with its own error (KIP-345). v4: flexible. v5: reason.
+// Authorization, as Kafka: READ on the group, else GROUP_AUTHORIZATION_FAILED
+// as the request's error (no member results).
 import { isValidGroupId } from '../coordinator/group-types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { LeaveGroupApi } from '../protocol/messages/index.js';
+import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -11,6 +14,7 @@ export default defineHandler({
   minVersion: 0,
   maxVersion: 5,
   async handle(ctx, request) {
+    if (!allowed(ctx, AclOperation.READ, ResourceType.GROUP, request.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, members: [] };
     const batched = ctx.apiVersion >= 3;
     const members = batched ? request.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId })) : [{ memberId: request.memberId, groupInstanceId: null }];
     const group = ctx.broker.groups.get(request.groupId);

@@ -1,9 +1,11 @@
 // SyncGroup (key 14), v0-5.
 // v1: throttle time. v3: group instance id. v4: flexible. v5: protocol type
 // and name, checked against the group's.
+// Authorization, as Kafka: READ on the group, else GROUP_AUTHORIZATION_FAILED.
 import { ErrorCode } from '../protocol/errors.js';
 import { SyncGroupApi } from '../protocol/messages/index.js';
 import { syncError, isValidGroupId } from '../coordinator/group-types.js';
+import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -11,6 +13,7 @@ export default defineHandler({
   minVersion: 0,
   maxVersion: 5,
   async handle(ctx, request) {
+    if (!allowed(ctx, AclOperation.READ, ResourceType.GROUP, request.groupId)) return { throttleTimeMs: 0, ...syncError(ErrorCode.GROUP_AUTHORIZATION_FAILED) };
     const group = ctx.broker.groups.get(request.groupId);
     const result = group
       ? await group.sync({

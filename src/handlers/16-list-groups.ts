@@ -2,8 +2,13 @@
 // v1: throttle time. v3: flexible. v4: state filter and states in the
 // answer (KIP-518). v5: type filter and types (KIP-848); every group here
 // is a classic group.
+// Authorization, as Kafka: DESCRIBE on the cluster lists every group;
+// otherwise only the groups the requester may DESCRIBE, without an error
+// (neither check logs a denial).
 import { ErrorCode } from '../protocol/errors.js';
 import { ListGroupsApi } from '../protocol/messages/index.js';
+import { CLUSTER_NAME } from '../security/acl.js';
+import { AclOperation, ResourceType, quietlyAllowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -14,9 +19,11 @@ export default defineHandler({
     const states = new Set(request.statesFilter.map((s) => s.toLowerCase()));
     const types = new Set(request.typesFilter.map((t) => t.toLowerCase()));
     if (types.size > 0 && !types.has('classic')) return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, groups: [] };
+    const everyGroup = quietlyAllowed(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME);
     const groups = ctx.broker.groups
       .list()
       .filter((g) => states.size === 0 || states.has(g.state.toLowerCase()))
+      .filter((g) => everyGroup || quietlyAllowed(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, g.groupId))
       .map((g) => ({ groupId: g.groupId, protocolType: g.protocolType, groupState: g.state, groupType: 'Classic' }));
     return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, groups };
   },

@@ -5,10 +5,16 @@
 // errors). v5: same as v4.
 // The offsets are staged under the transaction and become the group's
 // committed offsets only when it commits.
+// Authorization, as Kafka: WRITE on the transactional id, else every
+// partition answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED; READ on the group,
+// else GROUP_AUTHORIZATION_FAILED; READ on each topic, else its partitions
+// answer TOPIC_AUTHORIZATION_FAILED and are not staged.
 import { isValidGroupId } from '../coordinator/group-types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { TxnOffsetCommitApi } from '../protocol/messages/index.js';
 import type { PendingTxnOffset } from '../storage/pg/transaction-store.js';
+import { AclOperation, ResourceType, allowed } from './authorization.js';
+import { authorizedNames } from './authorized-names.js';
 import { fencedForVersion } from './txn-errors.js';
 import { defineHandler } from './types.js';
 
@@ -18,11 +24,22 @@ export default defineHandler({
   maxVersion: 5,
   async handle(ctx, request) {
     const { topics, groups, transactions } = ctx.broker;
+    const everyPartition = (errorCode: number) => ({
+      throttleTimeMs: 0,
+      topics: request.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode })) })),
+    });
+    if (!allowed(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactionalId)) return everyPartition(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+    if (!allowed(ctx, AclOperation.READ, ResourceType.GROUP, request.groupId)) return everyPartition(ErrorCode.GROUP_AUTHORIZATION_FAILED);
+    const readable = authorizedNames(ctx, AclOperation.READ, ResourceType.TOPIC, request.topics.map((t) => t.name));
     const errors: number[] = [];
     const accepted: PendingTxnOffset[] = [];
     let requestError: number = !isValidGroupId(request.groupId) ? ErrorCode.INVALID_GROUP_ID : ErrorCode.NONE;
     if (requestError === ErrorCode.NONE) requestError = groups.validateTxnOffsetCommit(request.groupId, request.memberId, request.groupInstanceId, request.generationId);
     for (const t of request.topics) {
+      if (!readable.has(t.name)) {
+        errors.push(...t.partitions.map(() => ErrorCode.TOPIC_AUTHORIZATION_FAILED));
+        continue;
+      }
       const topic = await topics.get(t.name);
       for (const p of t.partitions) {
         if (!topic || p.partitionIndex < 0 || p.partitionIndex >= topic.partitionCount) errors.push(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);

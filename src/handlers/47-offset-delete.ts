@@ -1,11 +1,16 @@
 // OffsetDelete (key 47), v0 (KIP-496).
 // Removes committed offsets of partitions the group no longer consumes;
 // partitions of topics its members subscribe to get GROUP_SUBSCRIBED_TO_TOPIC.
+// Authorization, as Kafka: DELETE on the group, else the request's error is
+// GROUP_AUTHORIZATION_FAILED; READ on each topic, else its partitions answer
+// TOPIC_AUTHORIZATION_FAILED and keep their offsets.
 import { Reader } from '../protocol/codec/reader.js';
 import { isValidGroupId } from '../coordinator/group-types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { ConsumerProtocolSubscriptionVersions, OffsetDeleteApi, readConsumerProtocolSubscription } from '../protocol/messages/index.js';
 import type { ClassicGroup } from '../coordinator/classic-group.js';
+import { AclOperation, ResourceType, allowed } from './authorization.js';
+import { authorizedNames } from './authorized-names.js';
 import { defineHandler } from './types.js';
 
 /** Topics the members of a "consumer" group subscribe to, read from their protocol metadata. */
@@ -27,7 +32,9 @@ export default defineHandler({
   minVersion: 0,
   maxVersion: 0,
   async handle(ctx, request) {
-    const partitions = request.topics.flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex })));
+    if (!allowed(ctx, AclOperation.DELETE, ResourceType.GROUP, request.groupId)) return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, throttleTimeMs: 0, topics: [] };
+    const readable = authorizedNames(ctx, AclOperation.READ, ResourceType.TOPIC, request.topics.map((t) => t.name));
+    const partitions = request.topics.filter((t) => readable.has(t.name)).flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex })));
     const { errorCode, partitionErrors } = !isValidGroupId(request.groupId)
       ? { errorCode: ErrorCode.INVALID_GROUP_ID, partitionErrors: [] }
       : await ctx.broker.groups.deleteOffsets(request.groupId, partitions, subscribedTopics);
@@ -36,7 +43,10 @@ export default defineHandler({
     return {
       errorCode,
       throttleTimeMs: 0,
-      topics: request.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: partitionErrors[i++]! })) })),
+      topics: request.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: readable.has(t.name) ? partitionErrors[i++]! : ErrorCode.TOPIC_AUTHORIZATION_FAILED })),
+      })),
     };
   },
 });

@@ -2,8 +2,11 @@
 // (kafka-transactions.sh describe-producers): the idempotent producers this
 // broker process has seen append there since it started, and every producer
 // with a transaction open there, with that transaction's first offset.
+// Authorization, as Kafka: READ on the topic, else every partition asked for
+// answers TOPIC_AUTHORIZATION_FAILED.
 import { ErrorCode } from '../protocol/errors.js';
 import { DescribeProducersApi } from '../protocol/messages/index.js';
+import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -13,6 +16,11 @@ export default defineHandler({
   async handle(ctx, request) {
     const topics = [];
     for (const t of request.topics) {
+      if (!allowed(ctx, AclOperation.READ, ResourceType.TOPIC, t.name)) {
+        const refused = (partitionIndex: number) => ({ partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Topic authorization failed.', activeProducers: [] });
+        topics.push({ name: t.name, partitions: t.partitionIndexes.map(refused) });
+        continue;
+      }
       const topic = await ctx.broker.topics.get(t.name);
       const partitions = [];
       for (const partitionIndex of t.partitionIndexes) {

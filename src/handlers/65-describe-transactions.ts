@@ -1,9 +1,25 @@
 // DescribeTransactions (key 65), v0: the coordinator's state of each
 // transactional id (kafka-transactions.sh describe). Unknown ids answer
 // TRANSACTIONAL_ID_NOT_FOUND.
+// Authorization, as Kafka: DESCRIBE on the transactional id, else
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED; the answer names only the topics
+// the requester may DESCRIBE.
 import { ErrorCode } from '../protocol/errors.js';
 import { DescribeTransactionsApi } from '../protocol/messages/index.js';
+import { AclOperation, ResourceType, allowed } from './authorization.js';
+import { authorizedNames } from './authorized-names.js';
 import { defineHandler } from './types.js';
+
+const failed = (transactionalId: string, errorCode: number) => ({
+  errorCode,
+  transactionalId,
+  transactionState: '',
+  transactionTimeoutMs: 0,
+  transactionStartTimeMs: -1n,
+  producerId: -1n,
+  producerEpoch: -1,
+  topics: [],
+});
 
 export default defineHandler({
   codec: DescribeTransactionsApi,
@@ -11,12 +27,12 @@ export default defineHandler({
   maxVersion: 0,
   async handle(ctx, request) {
     const transactionStates = request.transactionalIds.map((transactionalId) => {
+      if (!allowed(ctx, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactionalId)) return failed(transactionalId, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
       const meta = ctx.broker.transactions.describe(transactionalId);
-      if (!meta) {
-        return { errorCode: ErrorCode.TRANSACTIONAL_ID_NOT_FOUND, transactionalId, transactionState: '', transactionTimeoutMs: 0, transactionStartTimeMs: -1n, producerId: -1n, producerEpoch: -1, topics: [] };
-      }
+      if (!meta) return failed(transactionalId, ErrorCode.TRANSACTIONAL_ID_NOT_FOUND);
+      const describable = authorizedNames(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, [...meta.partitions.values()].map((p) => p.topic));
       const byTopic = new Map<string, number[]>();
-      for (const p of meta.partitions.values()) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p.partition]);
+      for (const p of meta.partitions.values()) if (describable.has(p.topic)) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p.partition]);
       return {
         errorCode: ErrorCode.NONE,
         transactionalId,

@@ -1,9 +1,12 @@
 // ListTransactions (key 66), v0-2: the transactional ids this coordinator
 // knows, filtered by state and producer id. v1: duration filter (running
 // longer than, KIP-994). v2: transactional id pattern (a regular expression, KIP-1152).
+// Authorization, as Kafka: only the transactional ids the requester may
+// DESCRIBE are listed (Kafka logs the denials of the others).
 import { ErrorCode } from '../protocol/errors.js';
 import { ListTransactionsApi } from '../protocol/messages/index.js';
 import { TXN_STATES, type TxnState } from '../coordinator/transaction-coordinator.js';
+import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -29,6 +32,7 @@ export default defineHandler({
       .filter((t) => producerIds.size === 0 || producerIds.has(t.producerId))
       .filter((t) => ctx.apiVersion < 1 || request.durationFilter < 0n || (t.startTimeMs >= 0 && BigInt(now - t.startTimeMs) >= request.durationFilter))
       .filter((t) => !pattern || pattern.test(t.transactionalId))
+      .filter((t) => allowed(ctx, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, t.transactionalId))
       .map((t) => ({ transactionalId: t.transactionalId, producerId: t.producerId, transactionState: t.state }));
     return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, unknownStateFilters, transactionStates };
   },
