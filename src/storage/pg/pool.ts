@@ -21,14 +21,30 @@ export interface PoolOptions {
   applicationName?: string;
 }
 
+/**
+ * The broker's pool. Every connection it opens carries an 'error' listener
+ * for its whole life: node-postgres emits 'error' on a client whose server
+ * goes away (a PostgreSQL restart, a terminated backend), and the pool
+ * listens only while the client is idle. Without this, a connection lost
+ * while checked out (between the statements of a transaction, or during its
+ * ROLLBACK) raised an uncaught exception. The statement in flight fails on
+ * its own; the pool drops the broken client when it is released.
+ */
 export function createPool(options: PoolOptions): pg.Pool {
-  return new pg.Pool({
+  const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.max,
     types: pgTypes,
     application_name: options.applicationName ?? 'pgkafka',
     options: `-c search_path=${options.schema}`,
+    keepAlive: true,
   });
+  pool.on('connect', (client) => client.on('error', ignoreCheckedOutError));
+  return pool;
+}
+
+function ignoreCheckedOutError(): void {
+  // Reported by the failed statement (or, for an idle client, by the pool's own 'error' event).
 }
 
 export function createClient(options: Omit<PoolOptions, 'max'>): pg.Client {
@@ -37,6 +53,7 @@ export function createClient(options: Omit<PoolOptions, 'max'>): pg.Client {
     types: pgTypes,
     application_name: options.applicationName ?? 'pgkafka',
     options: `-c search_path=${options.schema}`,
+    keepAlive: true,
   });
 }
 
@@ -48,19 +65,23 @@ export class Rollback<T> {
 /**
  * Runs `work` in one transaction on one pooled connection: COMMIT when it
  * returns, ROLLBACK when it throws (a thrown Rollback returns its value).
+ * A connection whose ROLLBACK fails (lost with its server) is discarded, not
+ * returned to the pool.
  */
 export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let broken: Error | undefined;
   try {
     await client.query('BEGIN');
     const result = await work(client);
     await client.query('COMMIT');
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
+    await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
+    // Rolled back either way: a connection lost before COMMIT leaves nothing committed.
     if (err instanceof Rollback) return err.value as T;
     throw err;
   } finally {
-    client.release();
+    client.release(broken);
   }
 }
