@@ -30,6 +30,41 @@ export function byteaArray(values: readonly Buffer[]): Buffer {
   return out;
 }
 
+/** Values at least this large are sent by reference, not copied (see byteaArrayChunks). */
+const COPY_BELOW = 4096;
+
+/**
+ * The same bytea[] as byteaArray, as consecutive pieces to be written one
+ * after another: small values are copied into shared pieces, larger ones are
+ * returned as they are (views of the request they arrived in), so sending
+ * the array copies none of their bytes in JavaScript.
+ */
+export function byteaArrayChunks(values: readonly Buffer[]): { chunks: Buffer[]; length: number } {
+  let copied = 20;
+  let length = 20;
+  for (const v of values) {
+    copied += 4 + (v.length < COPY_BELOW ? v.length : 0);
+    length += 4 + v.length;
+  }
+  const scratch = Buffer.allocUnsafe(copied);
+  let pos = header(scratch, BYTEA_OID, values.length);
+  let start = 0;
+  const chunks: Buffer[] = [];
+  for (const v of values) {
+    scratch.writeInt32BE(v.length, pos);
+    pos += 4;
+    if (v.length < COPY_BELOW) {
+      v.copy(scratch, pos);
+      pos += v.length;
+    } else {
+      chunks.push(scratch.subarray(start, pos), v);
+      start = pos;
+    }
+  }
+  if (pos > start) chunks.push(scratch.subarray(start, pos));
+  return { chunks, length };
+}
+
 function fixedArray(oid: number, width: number, count: number, write: (out: Buffer, pos: number, i: number) => void): Buffer {
   const out = Buffer.allocUnsafe(20 + count * (4 + width));
   let pos = header(out, oid, count);

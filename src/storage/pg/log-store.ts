@@ -1,5 +1,5 @@
-import type pg from 'pg';
-import { boolArray, byteaArray, int2Array, int4Array, int8Array } from './binary-array.js';
+import pg from 'pg';
+import { boolArray, byteaArray, byteaArrayChunks, int2Array, int4Array, int8Array } from './binary-array.js';
 import { copyRows } from './copy-binary.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -103,7 +103,14 @@ SELECT base_offset, last_offset, data FROM (
   LIMIT $6
 ) s WHERE before < $5`;
 
-/** The parameters of APPEND_SQL: the partition, the offsets the flush spans, the batches as binary arrays, the NOTIFY channel and prefix. */
+const APPEND = { name: 'pgkafka_append', text: APPEND_SQL };
+const APPEND_TXN = { name: 'pgkafka_append_txn', text: APPEND_TXN_SQL };
+
+/**
+ * The parameters of APPEND_SQL: the partition, the offsets the flush spans, the
+ * batches as binary arrays, the NOTIFY channel and prefix. With `chunked`, the
+ * batches' bytes are left in place as pieces of the bytea[] (for AppendQuery).
+ */
 export function appendParams(
   topicId: string,
   partition: number,
@@ -111,11 +118,30 @@ export function appendParams(
   batches: readonly BatchToAppend[],
   channel: string,
   notifyPrefix: string,
-): unknown[] {
+): unknown[];
+export function appendParams(
+  topicId: string,
+  partition: number,
+  offsetCount: bigint,
+  batches: readonly BatchToAppend[],
+  channel: string,
+  notifyPrefix: string,
+  chunked: true,
+): BindValue[];
+export function appendParams(
+  topicId: string,
+  partition: number,
+  offsetCount: bigint,
+  batches: readonly BatchToAppend[],
+  channel: string,
+  notifyPrefix: string,
+  chunked = false,
+): BindValue[] {
+  const data = batches.map((b) => b.data);
   return [
     topicId,
-    partition,
-    offsetCount,
+    String(partition),
+    String(offsetCount),
     int8Array(batches.map((b) => b.relativeOffset)),
     int4Array(batches.map((b) => b.lastOffsetDelta)),
     int4Array(batches.map((b) => b.recordCount)),
@@ -126,10 +152,102 @@ export function appendParams(
     int4Array(batches.map((b) => b.baseSequence)),
     boolArray(batches.map((b) => b.isTransactional)),
     boolArray(batches.map((b) => b.isControl)),
-    byteaArray(batches.map((b) => b.data)),
+    chunked ? byteaArrayChunks(data) : byteaArray(data),
     channel,
     notifyPrefix,
   ];
+}
+
+/** A Bind parameter: text, one binary value, or a binary value in consecutive pieces. */
+type BindValue = string | Buffer | { chunks: Buffer[]; length: number };
+
+/**
+ * PostgreSQL's Bind message for the unnamed portal: text parameters as text,
+ * Buffers (and pieces) in binary, results in text. Returned as the pieces to
+ * write, so large parameter values are not copied into one message buffer.
+ */
+function bindMessage(statement: string, values: readonly BindValue[]): Buffer[] {
+  const n = values.length;
+  const encoded = values.map((v) => (typeof v === 'string' ? Buffer.from(v, 'utf8') : v));
+  const headLength = 1 + 4 + 1 + Buffer.byteLength(statement) + 1 + 2 + 2 * n + 2;
+  let length = headLength - 1 + 4; // the length field counts itself, not the type byte; + result formats
+  for (const v of encoded) length += 4 + v.length;
+  let small = headLength;
+  for (const v of encoded) small += 4 + (Buffer.isBuffer(v) ? v.length : 0);
+  const out = Buffer.allocUnsafe(small + 4);
+  out[0] = 0x42; // 'B'
+  out.writeInt32BE(length, 1);
+  out[5] = 0; // unnamed portal
+  let pos = 6 + out.write(statement, 6, 'utf8');
+  out[pos++] = 0;
+  out.writeInt16BE(n, pos);
+  pos += 2;
+  for (const v of values) {
+    out.writeInt16BE(typeof v === 'string' ? 0 : 1, pos);
+    pos += 2;
+  }
+  out.writeInt16BE(n, pos);
+  pos += 2;
+  const pieces: Buffer[] = [];
+  let start = 0;
+  for (const v of encoded) {
+    out.writeInt32BE(v.length, pos);
+    pos += 4;
+    if (Buffer.isBuffer(v)) {
+      v.copy(out, pos);
+      pos += v.length;
+    } else {
+      pieces.push(out.subarray(start, pos), ...(v as { chunks: Buffer[] }).chunks);
+      start = pos;
+    }
+  }
+  out.writeInt16BE(1, pos); // one result format code:
+  out.writeInt16BE(0, pos + 2); // text
+  pieces.push(out.subarray(start, pos + 4));
+  return pieces;
+}
+
+interface PgConnection {
+  stream: { writable: boolean; write(chunk: Buffer): boolean };
+  parse(query: { text: string; name: string; types: number[] }): void;
+  describe(message: { type: 'P'; name: string }): void;
+  submittedNamedStatements: Record<string, string>;
+}
+
+interface PgQueryInternals {
+  text: string;
+  name: string;
+  rows: number | undefined;
+  hasBeenParsed(connection: PgConnection): boolean;
+  _getRows(connection: PgConnection, rows: number | undefined): void;
+}
+
+const PgQuery = pg.Query as unknown as new (config: { name: string; text: string; values: unknown[] }) => PgQueryInternals;
+
+/**
+ * The append statement as node-postgres runs a prepared statement (Parse
+ * once per connection, then Bind/Describe/Execute/Sync, results parsed by
+ * pg), except that the Bind message is written in pieces: the batches'
+ * bytes go to the socket straight from the request buffers they arrived in,
+ * with no copy into a parameter buffer.
+ */
+class AppendQuery extends PgQuery {
+  private readonly bind: Buffer[];
+
+  constructor(statement: { name: string; text: string }, values: readonly BindValue[]) {
+    super({ ...statement, values: [] });
+    this.bind = bindMessage(statement.name, values);
+  }
+
+  prepare(connection: PgConnection): void {
+    if (!this.hasBeenParsed(connection)) {
+      connection.parse({ text: this.text, name: this.name, types: [] });
+      connection.submittedNamedStatements[this.name] = this.text;
+    }
+    if (connection.stream.writable) for (const piece of this.bind) connection.stream.write(piece);
+    connection.describe({ type: 'P', name: '' });
+    this._getRows(connection, this.rows);
+  }
 }
 
 /** The log's rows: appends, reads and offset look-ups. */
@@ -158,10 +276,9 @@ export class LogStore {
           boolArray(txn.ended.map((t) => t.commit)),
         ]
       : [];
-    const { rows } = await this.pool.query<{ base: bigint; hw: bigint; log_start_offset: bigint }>(withTxn ? APPEND_TXN_SQL : APPEND_SQL, [
-      ...appendParams(topicId, partition, offsetCount, batches, this.appendChannel, notifyPrefix),
-      ...txnParams,
-    ]);
+    const params = appendParams(topicId, partition, offsetCount, batches, this.appendChannel, notifyPrefix, true);
+    const query = new AppendQuery(withTxn ? APPEND_TXN : APPEND, [...params, ...txnParams]);
+    const { rows } = (await this.pool.query(query as unknown as pg.QueryConfig)) as unknown as pg.QueryResult<{ base: bigint; hw: bigint; log_start_offset: bigint }>;
     const row = rows[0];
     return row ? { baseOffset: row.base, highWatermark: row.hw, logStartOffset: row.log_start_offset } : null;
   }
