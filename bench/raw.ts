@@ -19,10 +19,11 @@ export class RawClient {
       this.buffered += chunk.length;
       for (;;) {
         if (this.buffered < 4) return;
-        let buf = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
-        this.chunks = [buf];
-        const size = buf.readInt32BE(0);
+        if (this.chunks[0]!.length < 4) this.chunks = [Buffer.concat(this.chunks)];
+        const size = this.chunks[0]!.readInt32BE(0);
+        // Joined only once the whole frame is here: joining on every chunk is quadratic in a large response.
         if (this.buffered < 4 + size) return;
+        let buf = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
         const frame = buf.subarray(4, 4 + size);
         buf = buf.subarray(4 + size);
         this.chunks = buf.length ? [buf] : [];
