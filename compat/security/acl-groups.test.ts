@@ -56,12 +56,16 @@ describe('kafkajs consumer and READ on its group', () => {
   it('is refused with GROUP_AUTHORIZATION_FAILED without READ, then joins and consumes once it is granted', async () => {
     consumer = kafka('reader').consumer({ groupId: GROUP });
     const crashed = new Promise<ConsumerCrashEvent>((resolve) => consumer!.on(consumer!.events.CRASH, resolve));
+    const answered: string[] = [];
+    consumer.on(consumer.events.REQUEST, (e) => answered.push(e.payload.apiName));
     await consumer.connect();
     await consumer.subscribe({ topic: TOPIC, fromBeginning: true });
     await consumer.run({ eachMessage: async () => {} });
     const crash = await crashed;
     expect(rootCause(crash.payload.error)).toMatchObject({ type: 'GROUP_AUTHORIZATION_FAILED' });
     expect(crash.payload.restart).toBe(false);
+    // DESCRIBE on the group was enough for FindCoordinator; JoinGroup is the request refused.
+    expect(answered).toEqual(expect.arrayContaining(['GroupCoordinator', 'JoinGroup']));
     expect(broker.context.groups.get(GROUP)).toBeUndefined();
     await consumer.disconnect();
 
