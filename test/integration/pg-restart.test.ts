@@ -343,7 +343,7 @@ describe('PostgreSQL restart', () => {
     expect(await listenConnections()).toBe(2);
 
     const tasks = [...Array.from({ length: WRITERS }, (_, w) => writer(w)), groupMember(), consumer()];
-    const figures: { mode: ShutdownMode; stopMs: number; downMs: number; startMs: number; produceMs: number; commitMs: number; listenMs: number; wakeA: number; wakeB: number; }[] = [];
+    const figures: { mode: ShutdownMode; stopMs: number; downMs: number; startMs: number; produceMs: number; commitMs: number; listenMs: number; wakeA: number; wakeB: number }[] = [];
     try {
       await within(5000, () => acks >= 50);
       for (const [i, mode] of RESTARTS.entries()) {
