@@ -1,10 +1,11 @@
-import type { BatchToAppend, LogStore, TxnChanges } from '../storage/pg/log-store.js';
+import type { BatchToAppend, LogStore, StoredBatch, TxnChanges } from '../storage/pg/log-store.js';
 import type { LogStartChange, PartitionStore } from '../storage/pg/partition-store.js';
 import type { Logger } from '../observability/logger.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { decodeRecords, LAST_OFFSET_DELTA_OFFSET, readBatchHeaderAt } from '../protocol/records/index.js';
 import { PartitionLog, type AppendResult, type IncomingBatch, type PendingAppend } from './partition-log.js';
 import type { CachedBatch, TailCache } from './tail-cache.js';
+import { ReadAhead } from './read-ahead.js';
 import { checkSequence, isExpired, PRODUCER_BATCHES_KEPT, recordAppend, type ProducerEntry, type SequenceCheck } from './producer-state.js';
 import type { BatchHeader } from '../protocol/records/index.js';
 import type { ProducerStore } from '../storage/pg/producer-store.js';
@@ -52,6 +53,9 @@ export const LATEST_TIERED_TIMESTAMP = -5n;
 
 const key = (topicId: string, partition: number) => `${topicId}:${partition}`;
 
+/** Bytes that reads ahead of catching-up consumers may hold at once, over all partitions. */
+const READ_AHEAD_MAX_BYTES = 64 * 1024 * 1024;
+
 /**
  * The partitions' logs as seen from this process: appends coalesced per
  * partition into one PostgreSQL statement (group commit), reads, offset
@@ -60,6 +64,7 @@ const key = (topicId: string, partition: number) => `${topicId}:${partition}`;
 export class LogManager {
   private readonly partitions = new Map<string, PartitionLog>();
   private readonly loading = new Map<string, Promise<void>>();
+  private readonly readAhead = new ReadAhead(READ_AHEAD_MAX_BYTES);
 
   constructor(
     private readonly store: LogStore,
@@ -133,6 +138,7 @@ export class LogManager {
   /** Compaction rewrote the partition's batches below `offset`: this process's tail cache stops serving their old bytes. */
   forgetCachedBelow(p: PartitionLog, offset: bigint): void {
     this.tail.trimBelow(p, offset);
+    this.readAhead.drop(p);
   }
 
   /** Forget a deleted topic's partitions; parked fetches wake and see it gone. */
@@ -141,6 +147,7 @@ export class LogManager {
       if (p.topicId !== topicId) continue;
       this.partitions.delete(k);
       this.tail.drop(p);
+      this.readAhead.drop(p);
       p.wake();
     }
   }
@@ -175,6 +182,7 @@ export class LogManager {
     p.advance(change.highWatermark, change.logStartOffset);
     this.tail.trimBelow(p, change.logStartOffset);
     if (moved) {
+      this.readAhead.drop(p);
       this.log.info({ topic: topicName, partition: p.partition, logStartOffset: change.logStartOffset, reason }, 'log start offset advanced');
       for (const lost of change.deletedUnread) {
         this.log.warn(
@@ -393,7 +401,7 @@ export class LogManager {
     if (offset < logStartOffset || offset > highWatermark) return result(ErrorCode.OFFSET_OUT_OF_RANGE);
     if (offset >= upTo || (maxBytes <= 0 && !minOne)) return result(ErrorCode.NONE);
     let batches = this.tail.read(p, offset, highWatermark, maxBytes, minOne, upTo);
-    if (!batches) batches = (await this.store.read(p.topicId, p.partition, offset, upTo, maxBytes, minOne)).map((b) => b.data);
+    if (!batches) batches = (await this.readStored(p, offset, upTo, maxBytes, minOne)).map((b) => b.data);
     let bytes = 0;
     for (const b of batches) bytes += b.length;
     const read = result(ErrorCode.NONE, batches, bytes);
@@ -403,6 +411,23 @@ export class LogManager {
       read.abortedTransactions = await this.store.abortedTransactions(p.topicId, p.partition, offset, end);
     }
     return read;
+  }
+
+  /**
+   * Batches from PostgreSQL, taken from the read ahead when one waits at
+   * `offset`; a read that stops short of `upTo` starts the next one.
+   */
+  private async readStored(p: PartitionLog, offset: bigint, upTo: bigint, maxBytes: number, minOne: boolean): Promise<StoredBatch[]> {
+    const ahead = this.readAhead.take(p, offset);
+    let stored = ahead ? await ahead : null;
+    if (stored) stored = withinLimits(stored, upTo, maxBytes, minOne);
+    if (!stored || stored.length === 0) stored = await this.store.read(p.topicId, p.partition, offset, upTo, maxBytes, minOne);
+    const last = stored.at(-1);
+    if (last && last.lastOffset + 1n < upTo && maxBytes > 0) {
+      const next = last.lastOffset + 1n;
+      this.readAhead.start(p, next, maxBytes, () => this.store.read(p.topicId, p.partition, next, upTo, maxBytes, true));
+    }
+    return stored;
   }
 
   /** Resolves when any of the partitions grows, or after timeoutMs; the returned cancel releases the wait early. */
@@ -460,6 +485,19 @@ export class LogManager {
     }
     return best;
   }
+}
+
+/** Batches read ahead, cut to this read's limits: below `upTo`, about maxBytes (at least one if minOne). */
+function withinLimits(batches: StoredBatch[], upTo: bigint, maxBytes: number, minOne: boolean): StoredBatch[] {
+  const out: StoredBatch[] = [];
+  let total = 0;
+  for (const b of batches) {
+    if (b.baseOffset >= upTo) break;
+    if (total + b.data.length > maxBytes && !(minOne && out.length === 0)) break;
+    out.push(b);
+    total += b.data.length;
+  }
+  return out;
 }
 
 /**

@@ -2,7 +2,7 @@
 // exact versions, exact error codes, and what PostgreSQL holds afterwards.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/errors.js';
-import { CreateTopicsApi, FetchApi, ListOffsetsApi, MetadataApi, ProduceApi } from '../../src/protocol/messages/index.js';
+import { CreateTopicsApi, DeleteRecordsApi, FetchApi, ListOffsetsApi, MetadataApi, ProduceApi } from '../../src/protocol/messages/index.js';
 import { buildBatch, decodeRecords, parseBatches, type Compression } from '../../src/protocol/records/index.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
 import { RawClient } from '../support/raw-client.js';
@@ -239,6 +239,70 @@ describe('produce errors', () => {
     const md = await client.request(MetadataApi, 12, { topics: [{ name: 'fireforget' }] });
     expect(md.topics[0]!.errorCode).toBe(0);
     expect(values((await fetchFrom('fireforget', 0, 0n)).records)).toEqual(['f']);
+  });
+});
+
+describe('Fetch from PostgreSQL, reading ahead', () => {
+  // No tail cache: every read goes to the database, and a read that stops at
+  // its byte limit starts the next one in the background.
+  let cold: TestBroker;
+  let c: RawClient;
+  beforeAll(async () => {
+    cold = await startTestBroker({ fetchCacheMaxBytes: 0 });
+    c = await RawClient.connect(cold.bootstrap);
+  });
+  afterAll(async () => {
+    c?.close();
+    await cold?.destroy();
+  });
+
+  const fetchCold = async (topic: string, fetchOffset: bigint, partitionMaxBytes: number) => {
+    const res = await c.request(FetchApi, 11, {
+      replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 10 * 1024 * 1024, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+      topics: [{ topic, partitions: [{ partition: 0, fetchOffset, partitionMaxBytes, currentLeaderEpoch: -1 }] }],
+    });
+    return res.responses[0]!.partitions[0]!;
+  };
+
+  async function fill(topic: string, n: number) {
+    const res = await c.request(CreateTopicsApi, 7, { topics: [{ name: topic, numPartitions: 1, replicationFactor: 1 }], timeoutMs: 1000 });
+    expect(res.topics[0]!.errorCode).toBe(0);
+    for (let i = 0; i < n; i++) {
+      const r = await c.request(ProduceApi, 9, { acks: -1, timeoutMs: 1000, topicData: [{ name: topic, partitionData: [{ index: 0, records: batchOf([`${i}:`.padEnd(1000, 'v')]) }] }] });
+      expect(r.responses[0]!.partitionResponses[0]!.baseOffset).toBe(BigInt(i));
+    }
+  }
+
+  it('returns every batch once, in order, whatever the byte limit of each fetch', async () => {
+    await fill('ahead', 30);
+    const limits = [3000, 1500, 5000, 100, 3000, 3000, 2500];
+    const seen: number[] = [];
+    let offset = 0n;
+    for (let i = 0; offset < 30n && i < 100; i++) {
+      const limit = limits[i % limits.length]!;
+      const f = await fetchCold('ahead', offset, limit);
+      expect(f.errorCode).toBe(0);
+      const got = values(f.records).map((v) => Number(v.split(':')[0]));
+      expect(got.length).toBeGreaterThan(0);
+      // At least one batch (KIP-74), never more bytes than the limit beyond the first.
+      expect(got.length === 1 || Buffer.concat([f.records as Buffer].flat()).length <= limit).toBe(true);
+      seen.push(...got);
+      offset = BigInt(got.at(-1)! + 1);
+    }
+    expect(seen).toEqual(Array.from({ length: 30 }, (_, i) => i));
+    // A fetch elsewhere (a reset consumer) is answered from the database, not from what was read ahead.
+    expect(values((await fetchCold('ahead', 2n, 2500)).records).map((v) => Number(v.split(':')[0]))).toEqual([2, 3]);
+    expect(values((await fetchCold('ahead', 20n, 2500)).records).map((v) => Number(v.split(':')[0]))).toEqual([20, 21]);
+  });
+
+  it('answers OFFSET_OUT_OF_RANGE when DeleteRecords removed what was read ahead', async () => {
+    await fill('ahead-trim', 10);
+    const first = await fetchCold('ahead-trim', 0n, 2500);
+    expect(values(first.records).map((v) => Number(v.split(':')[0]))).toEqual([0, 1]);
+    const del = await c.request(DeleteRecordsApi, 2, { topics: [{ name: 'ahead-trim', partitions: [{ partitionIndex: 0, offset: 6n }] }], timeoutMs: 1000 });
+    expect(del.topics[0]!.partitions[0]!.errorCode).toBe(0);
+    expect((await fetchCold('ahead-trim', 2n, 2500)).errorCode).toBe(ErrorCode.OFFSET_OUT_OF_RANGE);
+    expect(values((await fetchCold('ahead-trim', 6n, 2500)).records).map((v) => Number(v.split(':')[0]))).toEqual([6, 7]);
   });
 });
 
