@@ -38,9 +38,9 @@ import { TransactionStore } from './storage/pg/transaction-store.js';
 import { UserStore } from './storage/pg/user-store.js';
 
 const BROKER_HEARTBEAT_MS = 3000;
-const BROKER_LIVENESS_MS = 15000;
+const BROKER_LIVENESS_MS = 9000;
 /** A coordinator slot lease, renewed with every heartbeat: a dead broker's groups move within this long (or its liveness timeout). */
-const COORDINATOR_LEASE_MS = 10000;
+const COORDINATOR_LEASE_MS = 9000;
 
 export interface RunningBroker {
   /** The port of the first listener (the only one by default). */

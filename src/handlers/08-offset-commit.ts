@@ -54,6 +54,7 @@ export default defineHandler({
     const wanted = partitions.filter((p) => p.refused === ErrorCode.NONE);
     let wantedErrors: number[] = [];
     if (!isValidGroupId(request.groupId)) wantedErrors = wanted.map(() => ErrorCode.INVALID_GROUP_ID);
+    else if (!ctx.broker.coordination.owns(request.groupId)) wantedErrors = wanted.map(() => ErrorCode.NOT_COORDINATOR);
     else if (wanted.length > 0) wantedErrors = await groups.commitOffsets(request.groupId, request.memberId, request.groupInstanceId, request.generationIdOrMemberEpoch, wanted);
     let k = 0;
     return respond(partitions.map((p) => (p.refused !== ErrorCode.NONE ? p.refused : wantedErrors[k++]!)));

@@ -101,6 +101,13 @@ export default defineHandler({
         return { throttleTimeMs: 0, errorCode, topics: (wanted ?? []).map((t) => ({ name: t.name, topicId: ZERO_UUID, partitions: partitions(t) })) };
       }
       if (!isValidGroupId(request.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] };
+      if (!ctx.broker.coordination.owns(request.groupId)) {
+        // Another broker coordinates the group: v2+ say so once, v1 per partition.
+        const errorCode = ErrorCode.NOT_COORDINATOR;
+        if (ctx.apiVersion >= 2) return { throttleTimeMs: 0, errorCode, topics: [] };
+        const partitions = (t: WantedTopic) => t.partitions.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode }));
+        return { throttleTimeMs: 0, errorCode, topics: (wanted ?? []).map((t) => ({ name: t.name, topicId: ZERO_UUID, partitions: partitions(t) })) };
+      }
       return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, topics: await fetchGroup(ctx, request.groupId, wanted, ctx.apiVersion >= 7 && request.requireStable) };
     }
     const groups = [];
@@ -115,6 +122,7 @@ export default defineHandler({
       }
       if (!allowed(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, g.groupId)) groups.push({ groupId: g.groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, topics: [] });
       else if (!isValidGroupId(g.groupId)) groups.push({ groupId: g.groupId, errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] });
+      else if (!ctx.broker.coordination.owns(g.groupId)) groups.push({ groupId: g.groupId, errorCode: ErrorCode.NOT_COORDINATOR, topics: [] });
       else groups.push({ groupId: g.groupId, errorCode: ErrorCode.NONE, topics: await fetchGroup(ctx, g.groupId, wanted, request.requireStable) });
     }
     return { throttleTimeMs: 0, groups };

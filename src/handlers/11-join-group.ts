@@ -20,6 +20,7 @@ export default defineHandler({
     const respond = (r: ReturnType<typeof joinError>) => ({ throttleTimeMs: 0, ...r });
     if (!allowed(ctx, AclOperation.READ, ResourceType.GROUP, request.groupId)) return respond(joinError(ErrorCode.GROUP_AUTHORIZATION_FAILED));
     if (!isValidGroupId(request.groupId)) return respond(joinError(ErrorCode.INVALID_GROUP_ID, request.memberId));
+    if (!ctx.broker.coordination.owns(request.groupId)) return respond(joinError(ErrorCode.NOT_COORDINATOR, request.memberId));
     if (!groups.validSessionTimeout(request.sessionTimeoutMs)) return respond(joinError(ErrorCode.INVALID_SESSION_TIMEOUT, request.memberId));
     const group = groups.getOrCreate(request.groupId);
     const result = await group.join({

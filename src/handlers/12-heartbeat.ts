@@ -14,6 +14,7 @@ export default defineHandler({
   maxVersion: 4,
   async handle(ctx, request) {
     if (!allowed(ctx, AclOperation.READ, ResourceType.GROUP, request.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED };
+    if (isValidGroupId(request.groupId) && !ctx.broker.coordination.owns(request.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.NOT_COORDINATOR };
     const group = ctx.broker.groups.get(request.groupId);
     const errorCode = group
       ? group.heartbeat(request.memberId, request.groupInstanceId, request.generationId)

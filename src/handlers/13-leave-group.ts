@@ -17,6 +17,7 @@ export default defineHandler({
     if (!allowed(ctx, AclOperation.READ, ResourceType.GROUP, request.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, members: [] };
     const batched = ctx.apiVersion >= 3;
     const members = batched ? request.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId })) : [{ memberId: request.memberId, groupInstanceId: null }];
+    if (isValidGroupId(request.groupId) && !ctx.broker.coordination.owns(request.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.NOT_COORDINATOR, members: [] };
     const group = ctx.broker.groups.get(request.groupId);
     if (!group) {
       return { throttleTimeMs: 0, errorCode: !isValidGroupId(request.groupId) ? ErrorCode.INVALID_GROUP_ID : ErrorCode.UNKNOWN_MEMBER_ID, members: [] };

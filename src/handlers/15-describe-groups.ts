@@ -17,6 +17,9 @@ export default defineHandler({
       if (!allowed(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, groupId)) {
         return { groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, errorMessage: null, groupState: '', protocolType: '', protocolData: '', members: [], authorizedOperations: NOT_REQUESTED };
       }
+      if (isValidGroupId(groupId) && !ctx.broker.coordination.owns(groupId)) {
+        return { groupId, errorCode: ErrorCode.NOT_COORDINATOR, errorMessage: null, groupState: '', protocolType: '', protocolData: '', members: [], authorizedOperations: NOT_REQUESTED };
+      }
       const operations = request.includeAuthorizedOperations ? authorizedOperations(ctx, ResourceType.GROUP, groupId) : NOT_REQUESTED;
       const group = ctx.broker.groups.get(groupId);
       if (!group) {

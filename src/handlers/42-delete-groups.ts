@@ -23,7 +23,11 @@ export default defineHandler({
         refused.push({ groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED });
         continue;
       }
-      const errorCode = !isValidGroupId(groupId) ? ErrorCode.INVALID_GROUP_ID : await ctx.broker.groups.deleteGroup(groupId);
+      const errorCode = !isValidGroupId(groupId)
+        ? ErrorCode.INVALID_GROUP_ID
+        : !ctx.broker.coordination.owns(groupId)
+          ? ErrorCode.NOT_COORDINATOR
+          : await ctx.broker.groups.deleteGroup(groupId);
       if (errorCode === ErrorCode.NONE) ctx.log.info({ group: groupId }, 'deleted group');
       results.push({ groupId, errorCode });
     }

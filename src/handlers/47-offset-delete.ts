@@ -37,7 +37,9 @@ export default defineHandler({
     const partitions = request.topics.filter((t) => readable.has(t.name)).flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex })));
     const { errorCode, partitionErrors } = !isValidGroupId(request.groupId)
       ? { errorCode: ErrorCode.INVALID_GROUP_ID, partitionErrors: [] }
-      : await ctx.broker.groups.deleteOffsets(request.groupId, partitions, subscribedTopics);
+      : !ctx.broker.coordination.owns(request.groupId)
+        ? { errorCode: ErrorCode.NOT_COORDINATOR, partitionErrors: [] }
+        : await ctx.broker.groups.deleteOffsets(request.groupId, partitions, subscribedTopics);
     if (errorCode !== ErrorCode.NONE) return { errorCode, throttleTimeMs: 0, topics: [] };
     let i = 0;
     return {

@@ -83,7 +83,7 @@ async function readAll(bootstrap: string): Promise<{ offset: bigint; value: stri
 }
 
 describe('durability loop', () => {
-  it(`loses nothing acknowledged and duplicates nothing across ${KILLS} SIGKILLs and a PostgreSQL disruption (DURABILITY_SEED=${SEED})`, { timeout: 90_000 }, async () => {
+  it(`loses nothing acknowledged and duplicates nothing across ${KILLS} SIGKILLs and a PostgreSQL disruption (DURABILITY_SEED=${SEED})`, { timeout: 240_000 }, async () => {
     const rnd = mulberry32(SEED);
     const port = await freePort();
     const bootstrap = `127.0.0.1:${port}`;

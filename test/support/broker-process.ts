@@ -21,6 +21,12 @@ export interface BrokerProcess {
   exited: Promise<number | null>;
 }
 
+/** Children still running when the test process exits (a timed-out test never reaches its cleanup) are killed with it. */
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 /** Starts `pgkafka start` and resolves once it is listening. */
 export async function spawnBroker(env: Record<string, string>): Promise<BrokerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'start'], {
@@ -31,7 +37,13 @@ export async function spawnBroker(env: Record<string, string>): Promise<BrokerPr
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  running.add(child);
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      running.delete(child);
+      resolve(code);
+    }),
+  );
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`broker did not start:\n${output}`)), 30_000);
     const check = () => {
