@@ -13,7 +13,7 @@ import { FrameDecoder, FrameSizeError } from './framing.js';
 const API_VERSIONS_KEY = 18;
 const PRODUCE_KEY = 0;
 /** Produce requests of one connection whose responses may be outstanding at once, and their bytes. */
-const MAX_PIPELINED = 32;
+const MAX_PIPELINED = 256;
 const MAX_PIPELINED_BYTES = 16 * 1024 * 1024;
 
 interface ResponseSlot {
@@ -44,6 +44,8 @@ export class Connection {
   private queuedBytes = 0;
   private pipelinedBytes = 0;
   private readonly responseWaiters: (() => void)[] = [];
+  /** Waiting for any response to go out (a pipelined Produce waiting for room). */
+  private readonly progressWaiters: (() => void)[] = [];
   private processing = false;
   private closed = false;
   /** A protocol error was seen: nothing more is read; the connection closes once earlier responses are out. */
@@ -73,6 +75,7 @@ export class Connection {
       this.queue.length = 0;
       this.queuedBytes = 0;
       for (const resolve of this.responseWaiters.splice(0)) resolve();
+      for (const resolve of this.progressWaiters.splice(0)) resolve();
     });
   }
 
@@ -168,8 +171,11 @@ export class Connection {
       // Only Produce requests overlap (each queues its batches before the
       // next is read); any other request first waits for every earlier
       // response, so it sees their effects, as on Kafka.
+      // A Produce waits only until the earliest responses free room, so
+      // requests keep reaching the partitions' queues while a flush commits.
       const pipelined = frame.length >= 2 && frame.readInt16BE(0) === PRODUCE_KEY && this.session.authenticated && !this.session.expectsRawToken;
-      if (!pipelined || this.responses.length >= MAX_PIPELINED || this.pipelinedBytes + frame.length > MAX_PIPELINED_BYTES) await this.responsesWritten();
+      if (!pipelined) await this.responsesWritten();
+      else while (!this.closed && this.responses.length > 0 && (this.responses.length >= MAX_PIPELINED || (this.pipelinedBytes > 0 && this.pipelinedBytes + frame.length > MAX_PIPELINED_BYTES))) await this.responseWritten();
       await this.handleFrame(frame);
       // A client that stops reading responses stops being served: no unbounded buffering of fetched batches.
       if (this.socket.writableNeedDrain && !this.closed) await this.drainOrClose();
@@ -194,13 +200,22 @@ export class Connection {
   }
 
   private writeReadyResponses(): void {
+    let written = false;
     while (this.responses.length > 0 && this.responses[0]!.ready) {
       const slot = this.responses.shift()!;
       if (slot.bytes) this.send(slot.bytes);
+      written = true;
     }
+    if (written) for (const resolve of this.progressWaiters.splice(0)) resolve();
     if (this.responses.length === 0) {
       for (const resolve of this.responseWaiters.splice(0)) resolve();
     }
+  }
+
+  /** Resolves once the next response has been written (or the connection closed). */
+  private responseWritten(): Promise<void> {
+    if (this.responses.length === 0 || this.closed) return Promise.resolve();
+    return new Promise((resolve) => this.progressWaiters.push(resolve));
   }
 
   /** Resolves once every response queued so far has been written (or the connection closed). */

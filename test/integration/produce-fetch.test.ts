@@ -200,6 +200,20 @@ describe('pipelining on one connection', () => {
     expect(responses.map((f) => f!.readInt32BE(0))).toEqual([...Array.from({ length: 20 }, (_, i) => 10_000 + i), 20_000]);
     expect(values((await fetchFrom('pipelined', 0, 0n)).records)).toEqual(Array.from({ length: 20 }, (_, i) => `p${i}`));
   });
+
+  it('keeps reading pipelined produce requests past the in-flight limit, in order', async () => {
+    await createTopic('pipelined-many');
+    const n = 600;
+    const frames = Array.from({ length: n }, (_, i) =>
+      client.encode(ProduceApi, 9, { acks: -1, timeoutMs: 1000, topicData: [{ name: 'pipelined-many', partitionData: [{ index: 0, records: batchOf([`m${i}`]) }] }] }, 30_000 + i),
+    );
+    const answers = Array.from({ length: n }, () => client.nextFrame());
+    client.write(Buffer.concat(frames));
+    const responses = await Promise.all(answers);
+    expect(responses.map((f) => f!.readInt32BE(0))).toEqual(Array.from({ length: n }, (_, i) => 30_000 + i));
+    const fetched = await fetchFrom('pipelined-many', 0, 0n, { partitionMaxBytes: 10 * 1024 * 1024 });
+    expect(values(fetched.records)).toEqual(Array.from({ length: n }, (_, i) => `m${i}`));
+  });
 });
 
 describe('produce errors', () => {
