@@ -73,6 +73,8 @@ export async function runGroupsCommand(
   }
 
   const pool = createPool({ connectionString: config.databaseUrl, schema: config.schema, max: 2, applicationName: 'pgkafka-groups' });
+  // An idle connection lost (PostgreSQL restarted): the next statement fails with a message; nothing else to do.
+  pool.on('error', () => {});
   try {
     const requested = values.group && values.group.length > 0 ? [...new Set(values.group)] : undefined;
     const groups = await describeGroups(new LagStore(pool), { groupId: requested });

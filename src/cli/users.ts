@@ -90,6 +90,8 @@ export async function runUsersCommand(
     return 2;
   }
   const pool = createPool({ connectionString: config.databaseUrl, schema: config.schema, max: 2, applicationName: 'pgkafka-users' });
+  // An idle connection lost (PostgreSQL restarted): the next statement fails with a message; nothing else to do.
+  pool.on('error', () => {});
   const users = new UserStore(pool);
   try {
     if (command === 'add') {
