@@ -53,7 +53,11 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
-  process.on('uncaughtException', (err) => log.fatal({ err: err.message, stack: err.stack }, 'uncaught exception'));
+  process.on('uncaughtException', (err) => {
+    // The log's reader went away (EPIPE on stdout): logging that would fail the same way, again and again.
+    if (isClosedOutput(err)) return;
+    log.fatal({ err: err.message, stack: err.stack }, 'uncaught exception');
+  });
   process.on('unhandledRejection', (err) => log.error({ err: String(err) }, 'unhandled rejection'));
   let broker;
   try {
@@ -74,6 +78,11 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+function isClosedOutput(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'EPIPE' || code === 'ERR_STREAM_DESTROYED';
 }
 
 await main();
