@@ -46,6 +46,8 @@ export class Connection {
   private readonly responseWaiters: (() => void)[] = [];
   /** Waiting for any response to go out (a pipelined Produce waiting for room). */
   private readonly progressWaiters: (() => void)[] = [];
+  /** The request loop, idle with responses outstanding: woken by a new frame, the last response, or close. */
+  private wakeLoop: (() => void) | null = null;
   private processing = false;
   private closed = false;
   /** A protocol error was seen: nothing more is read; the connection closes once earlier responses are out. */
@@ -76,6 +78,7 @@ export class Connection {
       this.queuedBytes = 0;
       for (const resolve of this.responseWaiters.splice(0)) resolve();
       for (const resolve of this.progressWaiters.splice(0)) resolve();
+      this.wakeLoop?.();
     });
   }
 
@@ -146,16 +149,25 @@ export class Connection {
       this.paused = true;
     }
     if (!this.processing) void this.processQueue();
+    else this.wakeLoop?.();
   }
 
   private async processQueue(): Promise<void> {
     this.processing = true;
     this.idle = new Promise((resolve) => (this.resolveIdle = resolve));
     try {
-      // Frames that arrive while the last responses are awaited are taken up by the next round.
-      while (this.queue.length > 0 && !this.closed && !this.closing) {
-        await this.handleQueuedFrames();
-        await this.responsesWritten();
+      // Frames that arrive while earlier responses are awaited are taken up at
+      // once (a Produce then joins its partition's next flush instead of
+      // waiting for the running one to commit); the loop ends once nothing is
+      // queued and every response is out.
+      while (!this.closed && !this.closing) {
+        if (this.queue.length > 0) {
+          await this.handleQueuedFrames();
+          continue;
+        }
+        if (this.responses.length === 0) break;
+        await new Promise<void>((resolve) => (this.wakeLoop = resolve));
+        this.wakeLoop = null;
       }
       if (this.closeWhenDrained && !this.closed) this.close(this.closeWhenDrained);
     } finally {
@@ -209,6 +221,7 @@ export class Connection {
     if (written) for (const resolve of this.progressWaiters.splice(0)) resolve();
     if (this.responses.length === 0) {
       for (const resolve of this.responseWaiters.splice(0)) resolve();
+      this.wakeLoop?.();
     }
   }
 
