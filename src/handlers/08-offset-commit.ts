@@ -13,6 +13,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import { OffsetCommitApi } from '../protocol/messages/index.js';
 import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { authorizedNames } from './authorized-names.js';
+import { storageFailure } from './storage-failure.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -55,7 +56,14 @@ export default defineHandler({
     let wantedErrors: number[] = [];
     if (!isValidGroupId(request.groupId)) wantedErrors = wanted.map(() => ErrorCode.INVALID_GROUP_ID);
     else if (!ctx.broker.coordination.owns(request.groupId)) wantedErrors = wanted.map(() => ErrorCode.NOT_COORDINATOR);
-    else if (wanted.length > 0) wantedErrors = await groups.commitOffsets(request.groupId, request.memberId, request.groupInstanceId, request.generationIdOrMemberEpoch, wanted);
+    else if (wanted.length > 0) {
+      try {
+        wantedErrors = await groups.commitOffsets(request.groupId, request.memberId, request.groupInstanceId, request.generationIdOrMemberEpoch, wanted);
+      } catch (err) {
+        const errorCode = storageFailure(ctx, err);
+        wantedErrors = wanted.map(() => errorCode);
+      }
+    }
     let k = 0;
     return respond(partitions.map((p) => (p.refused !== ErrorCode.NONE ? p.refused : wantedErrors[k++]!)));
   },

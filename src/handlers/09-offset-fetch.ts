@@ -17,6 +17,7 @@ import { OffsetFetchApi } from '../protocol/messages/index.js';
 import type { FetchedOffset } from '../coordinator/group-coordinator.js';
 import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { authorizedNames } from './authorized-names.js';
+import { storageFailure } from './storage-failure.js';
 import { defineHandler, type RequestContext } from './types.js';
 
 interface WantedTopic {
@@ -108,7 +109,14 @@ export default defineHandler({
         const partitions = (t: WantedTopic) => t.partitions.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode }));
         return { throttleTimeMs: 0, errorCode, topics: (wanted ?? []).map((t) => ({ name: t.name, topicId: ZERO_UUID, partitions: partitions(t) })) };
       }
-      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, topics: await fetchGroup(ctx, request.groupId, wanted, ctx.apiVersion >= 7 && request.requireStable) };
+      try {
+        return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, topics: await fetchGroup(ctx, request.groupId, wanted, ctx.apiVersion >= 7 && request.requireStable) };
+      } catch (err) {
+        const errorCode = storageFailure(ctx, err);
+        if (ctx.apiVersion >= 2) return { throttleTimeMs: 0, errorCode, topics: [] };
+        const partitions = (t: WantedTopic) => t.partitions.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode }));
+        return { throttleTimeMs: 0, errorCode, topics: (wanted ?? []).map((t) => ({ name: t.name, topicId: ZERO_UUID, partitions: partitions(t) })) };
+      }
     }
     const groups = [];
     for (const g of request.groups) {
@@ -123,7 +131,13 @@ export default defineHandler({
       if (!allowed(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, g.groupId)) groups.push({ groupId: g.groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, topics: [] });
       else if (!isValidGroupId(g.groupId)) groups.push({ groupId: g.groupId, errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] });
       else if (!ctx.broker.coordination.owns(g.groupId)) groups.push({ groupId: g.groupId, errorCode: ErrorCode.NOT_COORDINATOR, topics: [] });
-      else groups.push({ groupId: g.groupId, errorCode: ErrorCode.NONE, topics: await fetchGroup(ctx, g.groupId, wanted, request.requireStable) });
+      else {
+        try {
+          groups.push({ groupId: g.groupId, errorCode: ErrorCode.NONE, topics: await fetchGroup(ctx, g.groupId, wanted, request.requireStable) });
+        } catch (err) {
+          groups.push({ groupId: g.groupId, errorCode: storageFailure(ctx, err), topics: [] });
+        }
+      }
     }
     return { throttleTimeMs: 0, groups };
   },

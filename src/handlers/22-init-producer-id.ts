@@ -14,6 +14,7 @@ import { InitProducerIdApi } from '../protocol/messages/index.js';
 import { CLUSTER_NAME } from '../security/acl.js';
 import { MAX_TRANSACTION_TIMEOUT_MS } from '../coordinator/transaction-coordinator.js';
 import { AclOperation, ResourceType, allowed, quietlyAllowed, requester } from './authorization.js';
+import { storageFailure } from './storage-failure.js';
 import { defineHandler, type RequestContext } from './types.js';
 
 const MAX_EPOCH = 32767;
@@ -37,7 +38,12 @@ export default defineHandler({
       // Kafka refuses an empty transactional id; PostgreSQL text cannot hold a NUL character.
       if (request.transactionalId === '' || request.transactionalId.includes('\0')) return failed(ErrorCode.INVALID_REQUEST);
       if (request.transactionTimeoutMs <= 0 || request.transactionTimeoutMs > MAX_TRANSACTION_TIMEOUT_MS) return failed(ErrorCode.INVALID_TRANSACTION_TIMEOUT);
-      const result = await ctx.broker.transactions.initProducerId(request.transactionalId, request.transactionTimeoutMs, request.producerId, request.producerEpoch);
+      let result;
+      try {
+        result = await ctx.broker.transactions.initProducerId(request.transactionalId, request.transactionTimeoutMs, request.producerId, request.producerEpoch);
+      } catch (err) {
+        return failed(storageFailure(ctx, err));
+      }
       const errorCode = result.errorCode === ErrorCode.PRODUCER_FENCED && ctx.apiVersion < 4 ? ErrorCode.INVALID_PRODUCER_EPOCH : result.errorCode;
       if (errorCode !== ErrorCode.NONE) return failed(errorCode);
       return { throttleTimeMs: 0, errorCode, producerId: result.producerId, producerEpoch: result.producerEpoch };
@@ -47,7 +53,13 @@ export default defineHandler({
     if (request.producerId >= 0n && request.producerEpoch >= 0) {
       if (request.producerEpoch < MAX_EPOCH) return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId: request.producerId, producerEpoch: request.producerEpoch + 1 };
     }
-    const producerId = await ctx.broker.logs.allocateProducerId();
+    let producerId;
+    try {
+      producerId = await ctx.broker.logs.allocateProducerId();
+    } catch (err) {
+      // Kafka's answer while a producer id block cannot be had.
+      return failed(storageFailure(ctx, err, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS));
+    }
     return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, producerId, producerEpoch: 0 };
   },
 });
