@@ -85,6 +85,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     producerStore,
     log,
     config.producerIdExpirationMs,
+    config.fetchReadAheadMaxBytes,
   );
 
   const groups = new GroupCoordinator(new GroupStore(pool), topics, {
@@ -182,6 +183,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     maxConnections: config.maxConnections,
     maxConnectionsPerIp: config.maxConnectionsPerIp,
     connectionsMaxIdleMs: config.connectionsMaxIdleMs,
+    pipeline: { maxInFlightRequests: config.connectionMaxInFlightRequests, maxInFlightBytes: config.connectionMaxInFlightBytes },
     tls,
     security: {
       enabledMechanisms: config.saslEnabledMechanisms.split(','),

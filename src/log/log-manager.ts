@@ -54,7 +54,7 @@ export const LATEST_TIERED_TIMESTAMP = -5n;
 const key = (topicId: string, partition: number) => `${topicId}:${partition}`;
 
 /** Bytes that reads ahead of catching-up consumers may hold at once, over all partitions. */
-const READ_AHEAD_MAX_BYTES = 64 * 1024 * 1024;
+const DEFAULT_READ_AHEAD_MAX_BYTES = 64 * 1024 * 1024;
 
 /**
  * The partitions' logs as seen from this process: appends coalesced per
@@ -64,7 +64,7 @@ const READ_AHEAD_MAX_BYTES = 64 * 1024 * 1024;
 export class LogManager {
   private readonly partitions = new Map<string, PartitionLog>();
   private readonly loading = new Map<string, Promise<void>>();
-  private readonly readAhead = new ReadAhead(READ_AHEAD_MAX_BYTES);
+  private readonly readAhead: ReadAhead;
 
   constructor(
     private readonly store: LogStore,
@@ -76,7 +76,10 @@ export class LogManager {
     private readonly producerStore: ProducerStore,
     private readonly log: Logger,
     private readonly producerIdExpirationMs = 86_400_000,
-  ) {}
+    readAheadMaxBytes = DEFAULT_READ_AHEAD_MAX_BYTES,
+  ) {
+    this.readAhead = new ReadAhead(readAheadMaxBytes);
+  }
 
   /** CreatePartitions: raises the topic's partition count from `from` to `to`; false if it changed meanwhile. */
   addPartitions(topicId: string, topicName: string, from: number, to: number): Promise<boolean> {

@@ -13,8 +13,10 @@ import { FrameDecoder, FrameSizeError } from './framing.js';
 const API_VERSIONS_KEY = 18;
 const PRODUCE_KEY = 0;
 /** Produce requests of one connection whose responses may be outstanding at once, and their bytes. */
-const MAX_PIPELINED = 256;
-const MAX_PIPELINED_BYTES = 16 * 1024 * 1024;
+export interface PipelineLimits {
+  maxInFlightRequests: number;
+  maxInFlightBytes: number;
+}
 
 interface ResponseSlot {
   ready: boolean;
@@ -66,6 +68,7 @@ export class Connection {
     private readonly log: Logger,
     maxFrameBytes: number,
     private readonly session: SecuritySession,
+    private readonly pipeline: PipelineLimits,
   ) {
     this.decoder = new FrameDecoder(maxFrameBytes);
     this.clientHost = `/${socket.remoteAddress ?? 'unknown'}`;
@@ -187,7 +190,7 @@ export class Connection {
       // requests keep reaching the partitions' queues while a flush commits.
       const pipelined = frame.length >= 2 && frame.readInt16BE(0) === PRODUCE_KEY && this.session.authenticated && !this.session.expectsRawToken;
       if (!pipelined) await this.responsesWritten();
-      else while (!this.closed && this.responses.length > 0 && (this.responses.length >= MAX_PIPELINED || (this.pipelinedBytes > 0 && this.pipelinedBytes + frame.length > MAX_PIPELINED_BYTES))) await this.responseWritten();
+      else while (!this.closed && this.responses.length > 0 && (this.responses.length >= this.pipeline.maxInFlightRequests || (this.pipelinedBytes > 0 && this.pipelinedBytes + frame.length > this.pipeline.maxInFlightBytes))) await this.responseWritten();
       await this.handleFrame(frame);
       // A client that stops reading responses stops being served: no unbounded buffering of fetched batches.
       if (this.socket.writableNeedDrain && !this.closed) await this.drainOrClose();

@@ -31,6 +31,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ PGKAFKA_SCHEMA: 'Bad-Name' })).toThrow(/schema/);
   });
 
+  it('validates the ACL and pipelining options', () => {
+    expect(loadConfig({ PGKAFKA_SUPER_USERS: ' User:admin ; User:ops;' }).superUsers).toBe('User:admin;User:ops');
+    expect(() => loadConfig({ PGKAFKA_SUPER_USERS: 'admin' })).toThrow(/superUsers/);
+    expect(loadConfig({ PGKAFKA_AUTHORIZER_ENABLED: 'true' }).authorizerEnabled).toBe(true);
+    expect(() => loadConfig({ PGKAFKA_CONNECTION_MAX_IN_FLIGHT_REQUESTS: '0' })).toThrow(/connectionMaxInFlightRequests/);
+    expect(() => loadConfig({ PGKAFKA_CONNECTION_MAX_IN_FLIGHT_BYTES: '10' })).toThrow(/connectionMaxInFlightBytes/);
+    expect(loadConfig({ PGKAFKA_FETCH_READ_AHEAD_MAX_BYTES: '0' }).fetchReadAheadMaxBytes).toBe(0);
+  });
+
   it('refuses unknown keys in the config file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'pgkafka-config-'));
     const file = join(dir, 'config.json');
