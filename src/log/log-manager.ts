@@ -65,6 +65,8 @@ export class LogManager {
   private readonly partitions = new Map<string, PartitionLog>();
   private readonly loading = new Map<string, Promise<void>>();
   private readonly readAhead: ReadAhead;
+  /** When a failed append was last logged, and how many failed since without a line. */
+  private appendFailureLog = { loggedAt: 0, notLogged: 0 };
 
   constructor(
     private readonly store: LogStore,
@@ -310,7 +312,17 @@ export class LogManager {
    * checked, so a retry of a stored batch is recognised as a duplicate.
    */
   private failFlush(p: PartitionLog, items: PendingAppend[], err: unknown): void {
-    this.log.error({ err: (err as Error).message, code: 'PGKAFKA_APPEND_FAILED', topicId: p.topicId, partition: p.partition }, 'append failed');
+    // A PostgreSQL outage fails every flush of every partition: one line per second, counting the others.
+    const now = Date.now();
+    if (now - this.appendFailureLog.loggedAt >= 1000) {
+      this.log.error(
+        { err: (err as Error).message, code: 'PGKAFKA_APPEND_FAILED', topicId: p.topicId, partition: p.partition, notLogged: this.appendFailureLog.notLogged },
+        'append failed',
+      );
+      this.appendFailureLog = { loggedAt: now, notLogged: 0 };
+    } else {
+      this.appendFailureLog.notLogged++;
+    }
     for (const item of items) {
       for (const { header } of item.batches) p.producers.delete(header.producerId);
       item.reject(new AppendError(ErrorCode.KAFKA_STORAGE_ERROR, (err as Error).message));
