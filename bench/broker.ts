@@ -83,7 +83,9 @@ export class Broker {
   static async start(extraEnv: Record<string, string> = {}, timeoutMs = 30_000): Promise<Broker> {
     const port = await freePort();
     const schema = randomName('bench');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'start'], {
+    // BENCH_BROKER_NODE_ARGS: extra node flags for the broker, e.g. `--cpu-prof --cpu-prof-dir=prof` (written when it stops).
+    const nodeArgs = (process.env.BENCH_BROKER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+    const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/cli/main.ts', 'start'], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
