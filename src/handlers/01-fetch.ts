@@ -73,7 +73,16 @@ async function readOnce(ctx: RequestContext, request: FetchRequest, targets: Tar
       continue;
     }
     const limit = Math.min(partition.partitionMaxBytes, remaining);
-    const read = await ctx.broker.logs.read(log, partition.fetchOffset, limit, bytes === 0, request.isolationLevel);
+    let read;
+    try {
+      read = await ctx.broker.logs.read(log, partition.fetchOffset, limit, bytes === 0, request.isolationLevel);
+    } catch (err) {
+      // PostgreSQL failed under the read: Kafka's answer for a log it cannot read, which clients retry.
+      ctx.log.warn({ err: (err as Error).message, partition: partition.partition, code: 'PGKAFKA_FETCH_READ_FAILED' }, 'fetch read failed');
+      anyError = true;
+      data.push({ ...base, errorCode: ErrorCode.KAFKA_STORAGE_ERROR, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n });
+      continue;
+    }
     let errorCode = read.errorCode;
     if (ctx.apiVersion < 10 && read.batches.some((b) => (b.readInt16BE(ATTRIBUTES_OFFSET) & 0x7) === ZSTD)) {
       errorCode = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE;

@@ -8,6 +8,7 @@ import {
   AddOffsetsToTxnApi,
   AddPartitionsToTxnApi,
   CreateTopicsApi,
+  DeleteRecordsApi,
   DescribeTransactionsApi,
   EndTxnApi,
   FetchApi,
@@ -179,6 +180,25 @@ describe('transactions', () => {
     expect(allValues(uncommitted)).toEqual(['x1', 'x2', 'plain']);
     // A fetch starting after the aborted range carries no aborted list.
     expect((await fetch(client, 'tx-abort', 1, 3n)).abortedTransactions).toEqual([]);
+  });
+
+  it('forgets an aborted transaction once the log start moves past its ABORT marker', async () => {
+    await createTopic(client, 'tx-abort-trim');
+    const p = await init(client, 'tx-abort-trim-1');
+    await addPartitions(client, p, 'tx-abort-trim');
+    await produce(client, p, 'tx-abort-trim', ['y1']);
+    expect(await endTxn(client, p, false)).toBe(ErrorCode.NONE); // y1 at 0, ABORT marker at 1
+    await plainProduce(client, 'tx-abort-trim', ['k1', 'k2']);
+    const aborted = () => broker.query("SELECT a.last_offset FROM aborted_txns a JOIN topics t USING (topic_id) WHERE t.name = 'tx-abort-trim'");
+    expect(await aborted()).toHaveLength(1);
+    const trim = async (offset: bigint) =>
+      (await client.request(DeleteRecordsApi, 2, { topics: [{ name: 'tx-abort-trim', partitions: [{ partitionIndex: 0, offset }] }], timeoutMs: 1000 })).topics[0]!.partitions[0]!.errorCode;
+    // The marker itself is still readable at log start 1: kept.
+    expect(await trim(1n)).toBe(ErrorCode.NONE);
+    expect(await aborted()).toHaveLength(1);
+    expect(await trim(2n)).toBe(ErrorCode.NONE);
+    expect(await aborted()).toHaveLength(0);
+    expect(visible(await fetch(client, 'tx-abort-trim', 1, 2n))).toEqual(['k1', 'k2']);
   });
 
   it('refuses a batch for a partition outside the transaction, and EndTxn outside one', async () => {

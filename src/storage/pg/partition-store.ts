@@ -44,7 +44,8 @@ export class PartitionStore {
 
   /**
    * Moves the log start forward to `target` (never back, never past the high
-   * watermark) and records what each group lost unread. Batches wholly below
+   * watermark), records what each group lost unread and forgets aborted
+   * transactions that ended below it. Batches wholly below
    * the new start are deleted afterwards by deleteBelowLogStart.
    */
   async advanceLogStart(topicId: string, topicName: string, partition: number, target: bigint, notifyPrefix: string): Promise<LogStartChange | null> {
@@ -77,6 +78,8 @@ export class PartitionStore {
           [topicName, partition, row.new_start, oldStart],
         );
         deletedUnread = lost.rows.map((r) => ({ groupId: r.group_id, records: r.records }));
+        // Aborted transactions whose ABORT marker is below the new start: no Fetch can reach them any more.
+        await client.query('DELETE FROM aborted_txns WHERE topic_id = $1 AND partition = $2 AND last_offset < $3', [topicId, partition, row.new_start]);
         await client.query('SELECT pg_notify($1, $2)', [this.appendChannel, `${notifyPrefix}:${row.hw}:${row.new_start}`]);
       }
       return { logStartOffset: row.new_start, highWatermark: row.hw, deletedUnread };
