@@ -96,7 +96,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     offsetsRetentionMs: config.offsetsRetentionMinutes * 60_000,
     offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
     offsetMetadataMaxBytes: config.offsetMetadataMaxBytes,
-  }, log);
+  }, log, instanceId);
   const coordinatorStore = new CoordinatorStore(pool, channels.coordinators);
   const coordination = new Coordination(coordinatorStore, config.nodeId, instanceId, COORDINATOR_LEASE_MS, log);
   coordination.addOwner(groups);

@@ -3,7 +3,7 @@
 // takes a slot, drops them when the slot moves on, and keeps committed offsets.
 import type { Logger } from '../observability/logger.js';
 import { ErrorCode } from '../protocol/errors.js';
-import type { GroupStore, OffsetToCommit, StoredGroup } from '../storage/pg/group-store.js';
+import { LeaseLostError, type CoordinatorLease, type GroupStore, type OffsetToCommit, type StoredGroup } from '../storage/pg/group-store.js';
 import type { TopicManager } from '../log/topic-manager.js';
 import { ClassicGroup, type GroupSettings } from './classic-group.js';
 import { systemClock, type Clock, type Timer } from './clock.js';
@@ -52,8 +52,14 @@ export class GroupCoordinator implements SlotOwner {
     private readonly topics: TopicManager,
     readonly settings: CoordinatorSettings,
     private readonly log: Logger,
+    /** This broker instance: its slot leases fence offset commits. */
+    private readonly instanceId: string,
     private readonly clock: Clock = systemClock,
   ) {}
+
+  private lease(groupId: string): CoordinatorLease {
+    return { slot: slotOf(groupId), instanceId: this.instanceId };
+  }
 
   /** Restores the stored groups of the slots (and groups that only have offsets) before the slots are served. */
   async acquire(slots: ReadonlySet<number>): Promise<void> {
@@ -175,7 +181,13 @@ export class GroupCoordinator implements SlotOwner {
         accepted.set(`${p.topic}\u0000${p.partition}`, p);
       }
     }
-    await this.store.commitOffsets(groupId, [...accepted.values()]);
+    try {
+      await this.store.commitOffsets(groupId, [...accepted.values()], this.lease(groupId));
+    } catch (err) {
+      // The slot moved to another broker meanwhile: nothing was stored; the client finds the new coordinator.
+      if (err instanceof LeaseLostError) return partitions.map(() => ErrorCode.NOT_COORDINATOR);
+      throw err;
+    }
     return errors;
   }
 

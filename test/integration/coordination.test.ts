@@ -201,3 +201,25 @@ describe('a killed broker', () => {
     }
   });
 });
+
+describe('a coordinator that lost its slot', () => {
+  it('cannot store offsets any more: the commit is refused NOT_COORDINATOR and nothing is written', async () => {
+    const group = 'coord-fenced';
+    await settled([first], 10_000);
+    // Another instance takes the slot's lease behind the first broker's back (as after a pause past its lease).
+    await first.query("UPDATE coordinator_slots SET instance_id = 'another-instance', node_id = 99, expires_at = now() + interval '3 seconds' WHERE slot = $1", [slotOf(group)]);
+    const client = await RawClient.connect(first.bootstrap);
+    try {
+      const commit = await client.request(OffsetCommitApi, 8, {
+        groupId: group, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null,
+        topics: [{ name: 'coord-topic', partitions: [{ partitionIndex: 0, committedOffset: 3n, committedLeaderEpoch: -1, committedMetadata: null }] }],
+      });
+      expect(commit.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NOT_COORDINATOR);
+    } finally {
+      client.close();
+    }
+    expect(await first.query('SELECT 1 FROM committed_offsets WHERE group_id = $1', [group])).toHaveLength(0);
+    // Once that lease lapses the first broker takes the slot back and serves the group again.
+    await settled([first], 15_000);
+  });
+});

@@ -62,6 +62,14 @@ const toGroup = (r: GroupRecord): StoredGroup => ({
 });
 
 /** Group metadata and committed offsets. */
+/** The coordinator slot a write is made under, and this broker instance. */
+export interface CoordinatorLease {
+  slot: number;
+  instanceId: string;
+}
+
+export class LeaseLostError extends Error {}
+
 export class GroupStore {
   constructor(private readonly pool: pg.Pool) {}
 
@@ -85,11 +93,17 @@ export class GroupStore {
     await this.pool.query('WITH o AS (DELETE FROM committed_offsets WHERE group_id = $1) DELETE FROM groups WHERE group_id = $1', [groupId]);
   }
 
-  async commitOffsets(groupId: string, offsets: readonly OffsetToCommit[]): Promise<void> {
+  /**
+   * Stores the offsets, but only while `lease` (the group's coordinator slot)
+   * is still this broker's in the database: a coordinator that lost its slot
+   * (paused past its lease) cannot overwrite what the new one accepts.
+   */
+  async commitOffsets(groupId: string, offsets: readonly OffsetToCommit[], lease: CoordinatorLease): Promise<void> {
     if (offsets.length === 0) return;
-    await this.pool.query(
+    const { rowCount } = await this.pool.query(
       `INSERT INTO committed_offsets (group_id, topic, partition, committed_offset, leader_epoch, metadata, commit_timestamp)
        SELECT $1, t, p, o, e, m, now() FROM unnest($2::text[], $3::int4[], $4::int8[], $5::int4[], $6::text[]) AS u(t, p, o, e, m)
+       WHERE EXISTS (SELECT 1 FROM coordinator_slots WHERE slot = $7 AND instance_id = $8 AND expires_at > now())
        ON CONFLICT (group_id, topic, partition) DO UPDATE SET committed_offset = excluded.committed_offset,
          leader_epoch = excluded.leader_epoch, metadata = excluded.metadata, commit_timestamp = excluded.commit_timestamp`,
       [
@@ -99,8 +113,11 @@ export class GroupStore {
         offsets.map((o) => o.committedOffset.toString()),
         offsets.map((o) => o.leaderEpoch),
         offsets.map((o) => o.metadata),
+        lease.slot,
+        lease.instanceId,
       ],
     );
+    if (rowCount === 0) throw new LeaseLostError(`coordinator slot ${lease.slot} is no longer this broker's`);
   }
 
   /** Committed offsets of a group, all of them or only those of the given topics. */
