@@ -7,10 +7,11 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, isRetriable } from '../../src/protocol/errors.js';
-import { CreateTopicsApi, FetchApi, InitProducerIdApi, ProduceApi } from '../../src/protocol/messages/index.js';
-import { buildBatch, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
+import { CreateTopicsApi, InitProducerIdApi, ProduceApi } from '../../src/protocol/messages/index.js';
+import { buildBatch } from '../../src/protocol/records/index.js';
 import { scratchSchema, testDatabaseUrl } from '../support/broker.js';
 import { freePort, spawnBroker, type BrokerProcess } from '../support/broker-process.js';
+import { compareWithLog, readLog } from '../support/durability.js';
 import { RawClient } from '../support/raw-client.js';
 import { mulberry32 } from '../protocol/messages/spec.js';
 
@@ -56,30 +57,6 @@ function clientPortsOf(pid: number, dbPort: number): number[] {
     }
   }
   return ports;
-}
-
-async function readAll(bootstrap: string): Promise<{ offset: bigint; value: string }[]> {
-  const client = await RawClient.connect(bootstrap);
-  const out: { offset: bigint; value: string }[] = [];
-  try {
-    let offset = 0n;
-    for (;;) {
-      const res = await client.request(FetchApi, 11, {
-        replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 24, sessionEpoch: -1,
-        topics: [{ topic: TOPIC, partitions: [{ partition: 0, fetchOffset: offset, partitionMaxBytes: 1 << 24 }] }],
-      });
-      const p = res.responses[0]!.partitions[0]!;
-      expect(p.errorCode).toBe(0);
-      const buf = p.records as Buffer;
-      if (buf.length === 0) return out;
-      for (const h of parseBatches(buf, { mode: 'log' }).batches) {
-        for (const r of decodeRecords(buf, h).records) out.push({ offset: h.baseOffset + BigInt(r.offsetDelta), value: r.value!.toString() });
-        offset = h.baseOffset + BigInt(h.lastOffsetDelta) + 1n;
-      }
-    }
-  } finally {
-    client.close();
-  }
 }
 
 describe('durability loop', () => {
@@ -223,16 +200,11 @@ describe('durability loop', () => {
       await Promise.all(writers);
     }
 
-    const stored = await readAll(bootstrap);
+    const stored = await readLog(bootstrap, TOPIC);
     broker.child.kill('SIGTERM');
     await broker.exited;
 
-    const byOffset = new Map(stored.map((r) => [r.offset, r.value]));
-    const lost = [...acknowledged].filter(([offset, value]) => byOffset.get(offset) !== value);
-    const lostValues = [...ackedValues].filter((v) => !stored.some((r) => r.value === v));
-    const occurrences = new Map<string, number>();
-    for (const r of stored) occurrences.set(r.value, (occurrences.get(r.value) ?? 0) + 1);
-    const duplicates = [...occurrences].filter(([, n]) => n > 1);
+    const { lost, lostValues, duplicates } = compareWithLog(stored, acknowledged, ackedValues);
     process.stdout.write(
       `durability loop (DURABILITY_SEED=${SEED}): ${KILLS} SIGKILLs, ${terminated} PostgreSQL backends terminated (recovered in ${recoveredIn} ms, LISTEN back: ${listenBack}), ` +
         `${acknowledged.size} acknowledged, ${stored.length} stored, lost ${lost.length + lostValues.length}, duplicates ${duplicates.length}, ` +

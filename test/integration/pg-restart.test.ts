@@ -21,6 +21,7 @@ import {
 import { buildBatch, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
 import { freePort, spawnBroker, type BrokerProcess } from '../support/broker-process.js';
 import { startOwnedPostgres, type OwnedPostgres, type ShutdownMode } from '../support/postgres-server.js';
+import { compareWithLog, readLog } from '../support/durability.js';
 import { RawClient } from '../support/raw-client.js';
 import { createPool, inTransaction } from '../../src/storage/pg/pool.js';
 import { mulberry32 } from '../protocol/messages/spec.js';
@@ -63,23 +64,6 @@ function recordsOf(buf: Buffer): { offset: bigint; value: string }[] {
 }
 
 /** Every record of `topic`, read through `bootstrap`. */
-async function readAll(bootstrap: string, topic: string): Promise<{ offset: bigint; value: string }[]> {
-  const client = await RawClient.connect(bootstrap);
-  const out: { offset: bigint; value: string }[] = [];
-  try {
-    for (;;) {
-      const res = await client.request(FetchApi, 11, fetchRequest(topic, out.length === 0 ? 0n : out.at(-1)!.offset + 1n, 0));
-      const p = res.responses[0]!.partitions[0]!;
-      expect(p.errorCode).toBe(0);
-      const records = recordsOf(p.records as Buffer);
-      if (records.length === 0) return out;
-      out.push(...records);
-    }
-  } finally {
-    client.close();
-  }
-}
-
 let server: OwnedPostgres;
 const brokers: BrokerProcess[] = [];
 beforeAll(async () => {
@@ -392,15 +376,9 @@ describe('PostgreSQL restart', () => {
     }
 
     // Read back through B, which never appended to the topic: its reads come from PostgreSQL, not from a cache.
-    const stored = await readAll(bootstrapB, TOPIC);
-    const byOffset = new Map(stored.map((r) => [r.offset, r.value]));
-    const lost = [...acknowledged].filter(([offset, value]) => byOffset.get(offset) !== value);
-    const storedValues = new Set(stored.map((r) => r.value));
-    const lostValues = [...ackedValues].filter((v) => !storedValues.has(v));
-    const occurrences = new Map<string, number>();
-    for (const r of stored) occurrences.set(r.value, (occurrences.get(r.value) ?? 0) + 1);
-    const duplicates = [...occurrences].filter(([, n]) => n > 1);
-    const parkedStored = (await readAll(bootstrapB, PARKED_TOPIC)).map((r) => r.value);
+    const stored = await readLog(bootstrapB, TOPIC);
+    const { lost, lostValues, duplicates } = compareWithLog(stored, acknowledged, ackedValues);
+    const parkedStored = (await readLog(bootstrapB, PARKED_TOPIC)).map((r) => r.value);
     const offsets = await (async () => {
       const c = await RawClient.connect(coordinator);
       try {
@@ -525,7 +503,7 @@ describe('PostgreSQL restart', () => {
       expect(acked).toBe(true);
       expect(seen.filter((e) => !(/closed|ECONNREFUSED|ECONNRESET/.test(e) || isRetriable(ErrorCode[e as keyof typeof ErrorCode] ?? -1)))).toEqual([]);
       expect(broker.output()).not.toMatch(/uncaught exception|unhandled rejection/);
-      expect((await readAll(bootstrap, 'kept')).map((r) => r.value)).toEqual(['before', 'after']);
+      expect((await readLog(bootstrap, 'kept')).map((r) => r.value)).toEqual(['before', 'after']);
       broker.child.kill('SIGTERM');
       expect(await broker.exited).toBe(0);
     } finally {
