@@ -4,7 +4,7 @@
 import { ErrorCode } from '../protocol/errors.js';
 import { DescribeAclsApi } from '../protocol/messages/index.js';
 import { filterError, type AclBinding } from '../security/acl.js';
-import { AclOperation, clusterAllowed } from './authorization.js';
+import { AclOperation, aclFilterOf, clusterAllowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 const failed = (errorCode: number, errorMessage: string | null) => ({ throttleTimeMs: 0, errorCode, errorMessage, resources: [] });
@@ -17,15 +17,7 @@ export default defineHandler({
     const { authorizer } = ctx.broker;
     if (!authorizer.enabled) return failed(ErrorCode.SECURITY_DISABLED, 'No Authorizer is configured on the broker');
     if (!clusterAllowed(ctx, AclOperation.DESCRIBE)) return failed(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, null);
-    const filter = {
-      resourceType: request.resourceTypeFilter,
-      resourceName: request.resourceNameFilter,
-      patternType: request.patternTypeFilter,
-      principal: request.principalFilter,
-      host: request.hostFilter,
-      operation: request.operation,
-      permissionType: request.permissionType,
-    };
+    const filter = aclFilterOf(request);
     const invalid = filterError(filter);
     if (invalid) return failed(ErrorCode.INVALID_REQUEST, invalid);
     const byPattern = new Map<string, { resourceType: number; resourceName: string; patternType: number; acls: AclBinding[] }>();

@@ -4,8 +4,8 @@
 // bindings it matched. Without an authorizer: SECURITY_DISABLED per filter.
 import { ErrorCode } from '../protocol/errors.js';
 import { DeleteAclsApi } from '../protocol/messages/index.js';
-import { filterError, type AclFilter } from '../security/acl.js';
-import { AclOperation, clusterAllowed } from './authorization.js';
+import { filterError } from '../security/acl.js';
+import { AclOperation, aclFilterOf, clusterAllowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -20,15 +20,7 @@ export default defineHandler({
     });
     if (!authorizer.enabled) return all(ErrorCode.SECURITY_DISABLED, 'No Authorizer is configured on the broker');
     if (!clusterAllowed(ctx, AclOperation.ALTER)) return all(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, null);
-    const filters: AclFilter[] = request.filters.map((f) => ({
-      resourceType: f.resourceTypeFilter,
-      resourceName: f.resourceNameFilter,
-      patternType: f.patternTypeFilter,
-      principal: f.principalFilter,
-      host: f.hostFilter,
-      operation: f.operation,
-      permissionType: f.permissionType,
-    }));
+    const filters = request.filters.map(aclFilterOf);
     const errors = filters.map(filterError);
     let matched;
     try {

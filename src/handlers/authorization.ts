@@ -3,7 +3,7 @@
 // reports in Metadata, DescribeCluster, DescribeGroups and
 // DescribeTopicPartitions (one bit per AclOperation code).
 import { ErrorCode } from '../protocol/errors.js';
-import { AclOperation as Op, CLUSTER_NAME, ResourceType, type AuthorizationRequest } from '../security/acl.js';
+import { AclOperation as Op, CLUSTER_NAME, ResourceType, type AclFilter, type AuthorizationRequest } from '../security/acl.js';
 import type { RequestContext } from './types.js';
 
 export { AclOperation, ResourceType } from '../security/acl.js';
@@ -59,4 +59,25 @@ export function configsAlterAuthorizationError(ctx: RequestContext, configResour
   if (configResourceType === 2 && !allowed(ctx, Op.ALTER_CONFIGS, ResourceType.TOPIC, name)) return { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Topic authorization failed.' };
   if ((configResourceType === 4 || configResourceType === 8) && !clusterAllowed(ctx, Op.ALTER_CONFIGS)) return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.' };
   return null;
+}
+
+/** A DescribeAcls request or DeleteAcls filter (same field names on the wire) as the authorizer's filter. */
+export function aclFilterOf(f: {
+  resourceTypeFilter: number;
+  resourceNameFilter: string | null;
+  patternTypeFilter: number;
+  principalFilter: string | null;
+  hostFilter: string | null;
+  operation: number;
+  permissionType: number;
+}): AclFilter {
+  return {
+    resourceType: f.resourceTypeFilter,
+    resourceName: f.resourceNameFilter,
+    patternType: f.patternTypeFilter,
+    principal: f.principalFilter,
+    host: f.hostFilter,
+    operation: f.operation,
+    permissionType: f.permissionType,
+  };
 }

@@ -7,11 +7,10 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, isRetriable } from '../../src/protocol/errors.js';
-import { CreateTopicsApi, InitProducerIdApi, ProduceApi } from '../../src/protocol/messages/index.js';
-import { buildBatch } from '../../src/protocol/records/index.js';
+import { CreateTopicsApi, InitProducerIdApi } from '../../src/protocol/messages/index.js';
 import { scratchSchema, testDatabaseUrl } from '../support/broker.js';
 import { freePort, spawnBroker, type BrokerProcess } from '../support/broker-process.js';
-import { compareWithLog, readLog } from '../support/durability.js';
+import { compareWithLog, produceIdempotent, readLog } from '../support/durability.js';
 import { RawClient } from '../support/raw-client.js';
 import { mulberry32 } from '../protocol/messages/spec.js';
 
@@ -111,11 +110,7 @@ describe('durability loop', () => {
           }
           // The unacknowledged batch is retried with the same sequence (and value) until it is acknowledged.
           const value = `w${w}-p${producerId}-s${sequence}`;
-          const res = await client.request(ProduceApi, 9, {
-            acks: -1, timeoutMs: 5000,
-            topicData: [{ name: TOPIC, partitionData: [{ index: 0, records: buildBatch({ producerId, producerEpoch, baseSequence: sequence, records: [{ key: null, value: Buffer.from(value) }] }) }] }],
-          });
-          const p = res.responses[0]!.partitionResponses[0]!;
+          const p = await produceIdempotent(client, TOPIC, producerId, producerEpoch, sequence, value);
           if (p.errorCode === ErrorCode.NONE) {
             acknowledged.set(p.baseOffset, value);
             ackedValues.add(value);

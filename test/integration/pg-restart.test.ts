@@ -21,7 +21,7 @@ import {
 import { buildBatch, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
 import { freePort, spawnBroker, type BrokerProcess } from '../support/broker-process.js';
 import { startOwnedPostgres, type OwnedPostgres, type ShutdownMode } from '../support/postgres-server.js';
-import { compareWithLog, readLog } from '../support/durability.js';
+import { compareWithLog, produceIdempotent, readLog } from '../support/durability.js';
 import { RawClient } from '../support/raw-client.js';
 import { createPool, inTransaction } from '../../src/storage/pg/pool.js';
 import { mulberry32 } from '../protocol/messages/spec.js';
@@ -147,11 +147,7 @@ describe('PostgreSQL restart', () => {
             api = 'Produce';
           }
           const value = `w${w}-p${producerId}-s${sequence}`;
-          const res = await client.request(ProduceApi, 9, {
-            acks: -1, timeoutMs: 5000,
-            topicData: [{ name: TOPIC, partitionData: [{ index: 0, records: buildBatch({ producerId, producerEpoch, baseSequence: sequence, records: [{ key: null, value: Buffer.from(value) }] }) }] }],
-          });
-          const p = res.responses[0]!.partitionResponses[0]!;
+          const p = await produceIdempotent(client, TOPIC, producerId, producerEpoch, sequence, value);
           if (p.errorCode === ErrorCode.NONE) {
             acknowledged.set(p.baseOffset, value);
             ackedValues.add(value);

@@ -2,8 +2,8 @@
 // topic's partition 0 read back through a broker, and the acknowledged
 // records compared with it (lost by offset, lost by value, stored twice).
 import { expect } from 'vitest';
-import { FetchApi } from '../../src/protocol/messages/index.js';
-import { decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
+import { FetchApi, ProduceApi } from '../../src/protocol/messages/index.js';
+import { buildBatch, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
 import { RawClient } from './raw-client.js';
 
 export interface StoredRecord {
@@ -50,4 +50,13 @@ export function compareWithLog(stored: readonly StoredRecord[], acknowledged: Re
   for (const r of stored) occurrences.set(r.value, (occurrences.get(r.value) ?? 0) + 1);
   const duplicates = [...occurrences].filter(([, n]) => n > 1);
   return { lost, lostValues, duplicates };
+}
+
+/** One record from an idempotent producer at `sequence`, acks=all, to partition 0; the partition's answer. */
+export async function produceIdempotent(client: RawClient, topic: string, producerId: bigint, producerEpoch: number, sequence: number, value: string) {
+  const res = await client.request(ProduceApi, 9, {
+    acks: -1, timeoutMs: 5000,
+    topicData: [{ name: topic, partitionData: [{ index: 0, records: buildBatch({ producerId, producerEpoch, baseSequence: sequence, records: [{ key: null, value: Buffer.from(value) }] }) }] }],
+  });
+  return res.responses[0]!.partitionResponses[0]!;
 }
