@@ -8,6 +8,7 @@ import { createTopic, rdConsumer, rdDisconnect, rdProducer } from './clients.js'
 import { ProduceApi } from '../src/protocol/messages/index.js';
 import { buildBatch } from '../src/protocol/records/index.js';
 import { RawClient } from './raw.js';
+import { SqlLimit } from './sql-limit.js';
 import { Collector, percentileSorted, sleep, type Ctx, type Row } from './stats.js';
 
 interface Sample {
@@ -98,10 +99,18 @@ async function rawSequentialProduce(port: number, topic: string, n: number): Pro
 export async function runLatency(ctx: Ctx): Promise<Row[]> {
   const col = new Collector('latency');
   const broker = await Broker.start();
+  const sql = await SqlLimit.create();
   const seconds = ctx.quick ? 3 : 10;
   let tag = 1;
   try {
     for (let run = 0; run < ctx.runs; run++) {
+      // The floor in the same run: the broker's append statement committed straight from one connection at 1k/s.
+      const floor = await sql.commitLatency(1000, seconds);
+      ctx.log(`  run ${run + 1} PostgreSQL floor 1000/s: p50 ${floor.p50.toFixed(2)} p99 ${floor.p99.toFixed(2)} p99.9 ${floor.p999.toFixed(2)} ms (${floor.commits} commits)`);
+      const floorName = 'PostgreSQL floor: append statement from one connection, 1k records/s, one commit at a time';
+      col.add(`${floorName}: p50`, 'ms', floor.p50, { note: 'no broker, no client' });
+      col.add(`${floorName}: p99`, 'ms', floor.p99);
+      col.add(`${floorName}: p99.9`, 'ms', floor.p999);
       for (const rate of [1000, 10_000]) {
         const topic = `lat-${rate}-${run}`;
         await createTopic(broker.bootstrap, topic, 1);
@@ -112,8 +121,10 @@ export async function runLatency(ctx: Ctx): Promise<Row[]> {
         ctx.log(`  run ${run + 1} ${rate}/s: sent ${s.sent}, received ${s.received}, p50 ${s.p50.toFixed(2)} p99 ${s.p99.toFixed(2)} p99.9 ${s.p999.toFixed(2)} max ${s.max.toFixed(1)} ms, ack p50 ${s.ackP50.toFixed(2)} p99 ${s.ackP99.toFixed(2)}, broker CPU ${cpu.toFixed(0)}%`);
         const name = `${rate / 1000}k records/s, 100 B, acks=all, linger.ms=0`;
         const lost = s.received < s.sent ? { note: `${s.sent - s.received} not received` } : {};
-        col.add(`${name}: p50`, 'ms', s.p50, lost);
-        col.add(`${name}: p99`, 'ms', s.p99);
+        // At 1k/s, also as a ratio of the same run's PostgreSQL floor.
+        const vsFloor = (e2e: number, f: number) => (rate === 1000 ? { ratio: e2e / f } : {});
+        col.add(`${name}: p50`, 'ms', s.p50, { ...lost, ...vsFloor(s.p50, floor.p50) });
+        col.add(`${name}: p99`, 'ms', s.p99, vsFloor(s.p99, floor.p99));
         col.add(`${name}: p99.9`, 'ms', s.p999);
         col.add(`${name}: produce ack p50`, 'ms', s.ackP50, { note: 'delivery report, 1 ms poll' });
         col.add(`${name}: produce ack p99`, 'ms', s.ackP99);
@@ -136,6 +147,7 @@ export async function runLatency(ctx: Ctx): Promise<Row[]> {
     ctx.peakRssKiB.value = Math.max(ctx.peakRssKiB.value, broker.peakHwmKiB);
     if (broker.logTail) ctx.log(`  broker warnings: ${broker.logTail.slice(-1500)}`);
     await broker.stop();
+    await sql.drop();
   }
   return col.list();
 }

@@ -11,6 +11,7 @@ import { APPEND_SQL, appendParams } from '../src/storage/pg/log-store.js';
 import { migrate } from '../src/storage/pg/migrate.js';
 import { DATABASE_URL, pgClient, randomName } from './broker.js';
 import { KEYS } from './clients.js';
+import { percentileSorted, sleep } from './stats.js';
 
 export class SqlLimit {
   private constructor(readonly schema: string) {}
@@ -100,5 +101,58 @@ export class SqlLimit {
       await check.end();
     }
     return { seconds, batches: work.length, batchBytes: full.size };
+  }
+
+  /**
+   * The latency floor: one-record 100-byte batches due at `rate` per second,
+   * appended to a fresh one-partition topic with the broker's statement from
+   * one connection, one statement at a time, each taking every record that
+   * came due while the previous one committed (as the broker's flush of a
+   * partition does). Latency is from when a record is produced (its due time, or
+   * the loop's wake-up past it) to its commit.
+   */
+  async commitLatency(rate: number, seconds: number): Promise<{ p50: number; p99: number; p999: number; commits: number }> {
+    const topicId = randomUUID();
+    const c = new pg.Client({ connectionString: DATABASE_URL, options: `-c search_path=${this.schema}` });
+    await c.connect();
+    try {
+      await c.query('INSERT INTO topics VALUES ($1, $2, 1)', [topicId, `t-${topicId}`]);
+      await c.query('INSERT INTO partitions (topic_id, partition) VALUES ($1, 0)', [topicId]);
+      const data = buildBatch({ records: [{ key: null, value: Buffer.alloc(100, 0x64) }] });
+      const ts = BigInt(Date.now());
+      const batch = (i: number) => ({
+        data, relativeOffset: BigInt(i), lastOffsetDelta: 0, recordCount: 1, firstTimestamp: ts, maxTimestamp: ts,
+        producerId: -1n, producerEpoch: -1, baseSequence: -1, isTransactional: false, isControl: false,
+      });
+      const warmup = Math.ceil(rate / 2);
+      const total = warmup + Math.round(rate * seconds);
+      const lat: number[] = [];
+      let generated = 0;
+      let commits = 0;
+      const t0 = performance.now();
+      const dueAt = (i: number) => t0 + (i * 1000) / rate;
+      // A record is produced at its due time, or when the loop wakes from a sleep past it (as the e2e producer's loop).
+      let wokeAt = t0;
+      while (generated < total) {
+        const now = performance.now();
+        const due = Math.min(total, Math.floor(((now - t0) / 1000) * rate) + 1);
+        if (due === generated) {
+          await sleep(Math.max(0, dueAt(generated) - now));
+          wokeAt = performance.now();
+          continue;
+        }
+        const first = generated;
+        generated = due;
+        const params = appendParams(topicId, 0, BigInt(due - first), Array.from({ length: due - first }, (_, i) => batch(i)), 'bench_sql_append', topicId);
+        await c.query({ name: 'append_floor', text: APPEND_SQL, values: params });
+        commits++;
+        const done = performance.now();
+        for (let i = Math.max(first, warmup); i < due; i++) lat.push(done - Math.max(dueAt(i), wokeAt));
+      }
+      const s = lat.sort((a, b) => a - b);
+      return { p50: percentileSorted(s, 50), p99: percentileSorted(s, 99), p999: percentileSorted(s, 99.9), commits };
+    } finally {
+      await c.end();
+    }
   }
 }
