@@ -49,6 +49,11 @@ export type PersistGroup = (group: ClassicGroup) => Promise<void>;
 
 const EMPTY = Buffer.alloc(0);
 
+/** A SyncGroup protocol type or name that differs from the group's; either side null is no conflict. */
+function protocolInconsistent(fromRequest: string | null, ofGroup: string | null): boolean {
+  return fromRequest !== null && ofGroup !== null && fromRequest !== ofGroup;
+}
+
 export class ClassicGroup {
   state: GroupState = 'Empty';
   stateSince: number;
@@ -373,7 +378,9 @@ export class ClassicGroup {
     const error = this.validateMember(req.memberId, req.groupInstanceId);
     if (error !== ErrorCode.NONE) return Promise.resolve(syncError(error));
     if (req.generationId !== this.generationId) return Promise.resolve(syncError(ErrorCode.ILLEGAL_GENERATION));
-    if ((req.protocolType !== null && req.protocolType !== this.protocolType) || (req.protocolName !== null && req.protocolName !== this.protocolName)) {
+    // Kafka's isProtocolInconsistent: only when both the request and the group name one (a group
+    // waiting for its first generation has no protocol yet, and the request then meets its state).
+    if (protocolInconsistent(req.protocolType, this.protocolType) || protocolInconsistent(req.protocolName, this.protocolName)) {
       return Promise.resolve(syncError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL));
     }
     const member = this.members.get(req.memberId)!;

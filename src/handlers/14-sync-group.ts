@@ -1,6 +1,9 @@
 // SyncGroup (key 14), v0-5.
 // v1: throttle time. v3: group instance id. v4: flexible. v5: protocol type
-// and name, checked against the group's.
+// and name. From v5 both are mandatory: as Kafka (KafkaApis), a request
+// without either answers INCONSISTENT_GROUP_PROTOCOL before anything else,
+// authorization included. Given ones are checked against the group's after
+// the member and generation (ClassicGroup.sync).
 // Authorization, as Kafka: READ on the group, else GROUP_AUTHORIZATION_FAILED.
 import { ErrorCode } from '../protocol/errors.js';
 import { SyncGroupApi } from '../protocol/messages/index.js';
@@ -13,6 +16,7 @@ export default defineHandler({
   minVersion: 0,
   maxVersion: 5,
   async handle(ctx, request) {
+    if (ctx.apiVersion >= 5 && (request.protocolType === null || request.protocolName === null)) return { throttleTimeMs: 0, ...syncError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL) };
     if (!allowed(ctx, AclOperation.READ, ResourceType.GROUP, request.groupId)) return { throttleTimeMs: 0, ...syncError(ErrorCode.GROUP_AUTHORIZATION_FAILED) };
     if (isValidGroupId(request.groupId) && !ctx.broker.coordination.owns(request.groupId)) return { throttleTimeMs: 0, ...syncError(ErrorCode.NOT_COORDINATOR) };
     const group = ctx.broker.groups.get(request.groupId);

@@ -1,6 +1,9 @@
 // DeleteGroups (key 42), v0-2.
 // v2: flexible. Only an empty group can be deleted (NON_EMPTY_GROUP otherwise);
 // its committed offsets go with it.
+// A group named more than once is handled once and answered once (Kafka's
+// KafkaApis.handleDeleteGroupsRequest takes the distinct ids, first
+// occurrence first).
 // Authorization, as Kafka: DELETE on each group; the others answer
 // GROUP_AUTHORIZATION_FAILED, listed after the results of the deletable ones.
 import { isValidGroupId } from '../coordinator/group-types.js';
@@ -15,10 +18,11 @@ export default defineHandler({
   minVersion: 0,
   maxVersion: 2,
   async handle(ctx, request) {
-    const deletable = authorizedNames(ctx, AclOperation.DELETE, ResourceType.GROUP, request.groupsNames);
+    const groupIds = [...new Set(request.groupsNames)];
+    const deletable = authorizedNames(ctx, AclOperation.DELETE, ResourceType.GROUP, groupIds);
     const results = [];
     const refused = [];
-    for (const groupId of request.groupsNames) {
+    for (const groupId of groupIds) {
       if (!deletable.has(groupId)) {
         refused.push({ groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED });
         continue;

@@ -1,6 +1,9 @@
 // DescribeTransactions (key 65), v0: the coordinator's state of each
 // transactional id (kafka-transactions.sh describe). Unknown ids answer
-// TRANSACTIONAL_ID_NOT_FOUND.
+// TRANSACTIONAL_ID_NOT_FOUND, the empty id INVALID_REQUEST. As Kafka
+// (TransactionCoordinator.handleDescribeTransactions), an entry with an
+// error carries only its id and the code: every other field keeps the
+// spec's default (state "", zero timeout, start time, producer id and epoch).
 // Authorization, as Kafka: DESCRIBE on the transactional id, else
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED; the answer names only the topics
 // the requester may DESCRIBE.
@@ -15,9 +18,9 @@ const failed = (transactionalId: string, errorCode: number) => ({
   transactionalId,
   transactionState: '',
   transactionTimeoutMs: 0,
-  transactionStartTimeMs: -1n,
-  producerId: -1n,
-  producerEpoch: -1,
+  transactionStartTimeMs: 0n,
+  producerId: 0n,
+  producerEpoch: 0,
   topics: [],
 });
 
@@ -28,6 +31,7 @@ export default defineHandler({
   async handle(ctx, request) {
     const transactionStates = request.transactionalIds.map((transactionalId) => {
       if (!allowed(ctx, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactionalId)) return failed(transactionalId, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+      if (transactionalId === '') return failed(transactionalId, ErrorCode.INVALID_REQUEST);
       const meta = ctx.broker.transactions.describe(transactionalId);
       if (!meta) return failed(transactionalId, ErrorCode.TRANSACTIONAL_ID_NOT_FOUND);
       const describable = authorizedNames(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, [...meta.partitions.values()].map((p) => p.topic));
