@@ -4,6 +4,8 @@
 // response can be handed to socket.cork()/write() without copying them.
 import { ZERO_UUID } from "./types.js";
 
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
 /** Buffers at least this large are appended by reference, not copied. */
 export const LARGE = 1024;
 
@@ -83,7 +85,16 @@ export class Writer {
 
   int64(v: bigint): void {
     this.ensure(8);
-    this.buf.writeBigInt64BE(v, this.pos);
+    // Offsets and timestamps fit in a double: two int32 writes, without the
+    // BigInt arithmetic (and garbage) of writeBigInt64BE.
+    if (v >= -MAX_SAFE && v <= MAX_SAFE) {
+      const n = Number(v);
+      const high = Math.floor(n / 0x1_0000_0000);
+      this.buf.writeInt32BE(high, this.pos);
+      this.buf.writeUInt32BE(n - high * 0x1_0000_0000, this.pos + 4);
+    } else {
+      this.buf.writeBigInt64BE(v, this.pos);
+    }
     this.pos += 8;
   }
 

@@ -22,6 +22,20 @@ describe("Writer", () => {
     expect(w.length).toBe(1 + 2 + 2 + 4 + 4 + 8 + 8 + 1 + 32);
   });
 
+  it("writes int64 values exactly on both sides of 2^53 and across the 32-bit halves", () => {
+    const edges = [0n, 1n, -1n, 2n ** 32n - 1n, 2n ** 32n, -(2n ** 32n), -(2n ** 32n) - 1n, 2n ** 53n - 1n, 2n ** 53n, -(2n ** 53n) + 1n, -(2n ** 53n), 2n ** 63n - 1n, -(2n ** 63n)];
+    let seed = 12345;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    for (let i = 0; i < 500; i++) edges.push(BigInt.asIntN(64, (BigInt(random()) << 33n) ^ (BigInt(random()) << 2n) ^ BigInt(random())) >> BigInt(random() % 64));
+    for (const v of edges) {
+      const w = new Writer();
+      w.int64(v);
+      const expected = Buffer.alloc(8);
+      expected.writeBigInt64BE(v);
+      expect(w.toBuffer().toString("hex"), String(v)).toBe(expected.toString("hex"));
+    }
+  });
+
   it("varint encodings", () => {
     const enc = (f: (w: Writer) => void) => {
       const w = new Writer();
