@@ -22,7 +22,7 @@ interface Sample {
   sent: number;
 }
 
-async function measure(bootstrap: string, topic: string, rate: number, seconds: number, tag: number): Promise<Sample> {
+export async function measure(bootstrap: string, topic: string, rate: number, seconds: number, tag: number): Promise<Sample> {
   const warmup = Math.ceil(rate / 2); // the first half second is not counted
   const producer = await rdProducer(bootstrap, { 'linger.ms': 0, dr_cb: true, dr_msg_cb: true, 'socket.nagle.disable': true, 'request.required.acks': -1 });
   producer.setPollInterval(1);

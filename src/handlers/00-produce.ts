@@ -143,9 +143,11 @@ export default defineHandler({
       } else {
         // Auto-creation also needs CREATE on the cluster or the topic.
         const existing = await ctx.broker.topics.get(topicData.name);
-        const outcome = existing || mayCreateTopic(ctx, topicData.name)
-          ? await ctx.broker.topics.getOrCreate(topicData.name)
-          : { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic: undefined };
+        const outcome = existing
+          ? { errorCode: ErrorCode.NONE, topic: existing }
+          : mayCreateTopic(ctx, topicData.name)
+            ? await ctx.broker.topics.getOrCreate(topicData.name)
+            : { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic: undefined };
         topic = outcome.topic ?? null;
         topicError = outcome.errorCode;
       }

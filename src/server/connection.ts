@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import type { BrokerContext } from '../broker-context.js';
 import type { HandlerRegistry } from '../handlers/registry.js';
-import { Deferred } from '../handlers/types.js';
+import { Deferred, type RequestContext } from '../handlers/types.js';
 import type { Input } from '../protocol/codec/types.js';
 import type { Logger } from '../observability/logger.js';
 import type { SecuritySession } from '../security/session.js';
@@ -299,12 +299,27 @@ export class Connection {
     if (reader.error || request === null) {
       return this.closeAfterResponses(`malformed ${handler.codec.name} v${apiVersion} request: ${reader.error}`);
     }
-    const log = this.log.child({ api: handler.codec.name, v: apiVersion, correlationId });
-    if (log.isLevelEnabled('debug')) log.debug({ clientId: header.clientId }, 'request');
+    // The request's child logger is built only when something is logged (most requests log nothing).
+    let requestLog: Logger | undefined;
+    const parentLog = this.log;
+    const ctx: RequestContext = {
+      broker: this.broker,
+      apiVersion,
+      correlationId,
+      clientId: header.clientId,
+      clientHost: this.clientHost,
+      listener: this.session.protocol,
+      principal: this.session.principal,
+      session: this.session,
+      get log() {
+        return (requestLog ??= parentLog.child({ api: handler.codec.name, v: apiVersion, correlationId }));
+      },
+    };
+    if (this.log.isLevelEnabled('debug')) ctx.log.debug({ clientId: header.clientId }, 'request');
     const failed = (err: unknown) => {
       // Internal failure (e.g. PostgreSQL unreachable): the client sees a
       // network error, which every client treats as retriable.
-      log.error({ err: (err as Error).message, stack: (err as Error).stack, code: 'PGKAFKA_HANDLER_FAILED' }, 'request failed');
+      ctx.log.error({ err: (err as Error).message, stack: (err as Error).stack, code: 'PGKAFKA_HANDLER_FAILED' }, 'request failed');
       this.close('internal error', err);
       return null;
     };
@@ -319,7 +334,7 @@ export class Connection {
     };
     let response;
     try {
-      response = await handler.handle({ broker: this.broker, apiVersion, correlationId, clientId: header.clientId, clientHost: this.clientHost, listener: this.session.protocol, principal: this.session.principal, session: this.session, log }, request);
+      response = await handler.handle(ctx, request);
     } catch (err) {
       failed(err);
       return;
@@ -327,8 +342,16 @@ export class Connection {
     if (response instanceof Deferred) {
       // The request's bytes stay referenced (its batches) until the commit answers it.
       this.pipelinedBytes += frame.length;
-      const settled = response.result.finally(() => (this.pipelinedBytes -= frame.length));
-      this.respondInOrder(settled.then(encode, failed));
+      this.respondInOrder(response.result.then(
+        (result) => {
+          this.pipelinedBytes -= frame.length;
+          return encode(result);
+        },
+        (err: unknown) => {
+          this.pipelinedBytes -= frame.length;
+          return failed(err);
+        },
+      ));
     }
     else this.respondInOrder(encode(response));
   }
