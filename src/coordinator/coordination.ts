@@ -45,6 +45,8 @@ export function desiredOwner(slot: number, nodeIds: readonly number[]): number {
 export interface SlotOwner {
   acquire(slots: ReadonlySet<number>): Promise<void>;
   release(slots: ReadonlySet<number>): Promise<void>;
+  /** Given once, when added: how the owner reports a write it made under a slot's lease that the database refused. */
+  onLeaseLost?(report: (slot: number) => void): void;
 }
 
 export class Coordination {
@@ -71,6 +73,21 @@ export class Coordination {
 
   addOwner(owner: SlotOwner): void {
     this.owners.push(owner);
+    owner.onLeaseLost?.((slot) => this.leaseLost(slot));
+  }
+
+  /**
+   * A write under the slot's lease was refused: another broker holds it now.
+   * The slot stops being served at once (its groups are answered
+   * NOT_COORDINATOR), the lease holders are read again so FindCoordinator
+   * names the new one, and the slot is taken back, its state reloaded, only
+   * when a later renewal wins its lease again.
+   */
+  private leaseLost(slot: number): void {
+    if (!this.owned.has(slot)) return;
+    this.drop(new Set([slot]))
+      .then(() => this.rebalance(this.liveNodes))
+      .catch((err: Error) => this.log.warn({ err: err.message, slot, code: 'PGKAFKA_COORDINATOR_LEASE_FAILED' }, 'dropping a lost coordinator slot failed'));
   }
 
   /** Whether this broker serves the key's group now. */

@@ -1,6 +1,9 @@
 // The group coordinator: owns the ClassicGroups of the coordinator slots this
 // broker holds (see coordination.ts), restores them from PostgreSQL when it
 // takes a slot, drops them when the slot moves on, and keeps committed offsets.
+// Every write of group state is fenced by the slot's lease in the database;
+// a refused write means another broker holds the slot now, and the slot's
+// groups stop being served here at once.
 import type { Logger } from '../observability/logger.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { LeaseLostError, type CoordinatorLease, type GroupStore, type OffsetToCommit, type StoredGroup } from '../storage/pg/group-store.js';
@@ -46,19 +49,46 @@ export class GroupCoordinator implements SlotOwner {
   private expiryTimer: Timer | null = null;
   /** Writes of one group's metadata are applied in order. */
   private readonly persistChains = new Map<string, Promise<void>>();
+  /** Tells the slot's keeper (Coordination) that a write under the slot's lease was refused. */
+  private reportLeaseLost: (slot: number) => void = () => {};
 
   constructor(
     private readonly store: GroupStore,
     private readonly topics: TopicManager,
     readonly settings: CoordinatorSettings,
     private readonly log: Logger,
-    /** This broker instance: its slot leases fence offset commits. */
+    /** This broker instance: its slot leases fence every write of group state. */
     private readonly instanceId: string,
     private readonly clock: Clock = systemClock,
   ) {}
 
   private lease(groupId: string): CoordinatorLease {
     return { slot: slotOf(groupId), instanceId: this.instanceId };
+  }
+
+  onLeaseLost(report: (slot: number) => void): void {
+    this.reportLeaseLost = report;
+  }
+
+  /**
+   * A write of `groupId`'s state was refused: the slot's lease is another
+   * broker's now (this one paused past it, or lost the database for longer),
+   * and nothing was written. Every group of the slot is unloaded — members
+   * waiting in JoinGroup or SyncGroup are answered NOT_COORDINATOR — and the
+   * slot stops being served, so the next request for its groups is answered
+   * NOT_COORDINATOR too; the slot's holder serves them from what it stored.
+   */
+  private leaseLost(err: LeaseLostError, groupId: string, write: string): void {
+    const unloaded = [...this.groups.values()].filter((g) => slotOf(g.groupId) === err.slot);
+    for (const g of unloaded) {
+      g.unload();
+      this.groups.delete(g.groupId);
+    }
+    this.log.warn(
+      { group: groupId, slot: err.slot, write, groupsUnloaded: unloaded.length, code: 'PGKAFKA_COORDINATOR_LEASE_LOST' },
+      'coordinator slot lost to another broker: write refused, its groups are no longer served here',
+    );
+    this.reportLeaseLost(err.slot);
   }
 
   /** Restores the stored groups of the slots (and groups that only have offsets) before the slots are served. */
@@ -136,14 +166,24 @@ export class GroupCoordinator implements SlotOwner {
         assignment: m.assignment.toString('base64'),
       })),
     };
+    const lease = this.lease(group.groupId);
     const previous = this.persistChains.get(group.groupId) ?? Promise.resolve();
-    const next = previous.catch(() => {}).then(() => this.store.saveGroup(snapshot));
+    const next = previous
+      .catch(() => {})
+      .then(() => this.store.saveGroup(snapshot, lease))
+      .catch((err: Error) => {
+        // Unloaded before the group sees the failure, so its waiting members are told NOT_COORDINATOR.
+        if (err instanceof LeaseLostError) this.leaseLost(err, group.groupId, 'group metadata');
+        throw err;
+      });
     this.persistChains.set(group.groupId, next);
     next.then(
       () => {
         if (this.persistChains.get(group.groupId) === next) this.persistChains.delete(group.groupId);
       },
-      (err: Error) => this.log.error({ err: err.message, group: group.groupId, code: 'PGKAFKA_GROUP_STORE_FAILED' }, 'storing group failed'),
+      (err: Error) => {
+        if (!(err instanceof LeaseLostError)) this.log.error({ err: err.message, group: group.groupId, code: 'PGKAFKA_GROUP_STORE_FAILED' }, 'storing group failed');
+      },
     );
     return next;
   }
@@ -185,8 +225,9 @@ export class GroupCoordinator implements SlotOwner {
       await this.store.commitOffsets(groupId, [...accepted.values()], this.lease(groupId));
     } catch (err) {
       // The slot moved to another broker meanwhile: nothing was stored; the client finds the new coordinator.
-      if (err instanceof LeaseLostError) return partitions.map(() => ErrorCode.NOT_COORDINATOR);
-      throw err;
+      if (!(err instanceof LeaseLostError)) throw err;
+      this.leaseLost(err, groupId, 'offset commit');
+      return partitions.map(() => ErrorCode.NOT_COORDINATOR);
     }
     return errors;
   }
@@ -230,7 +271,13 @@ export class GroupCoordinator implements SlotOwner {
     if (!group) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, partitionErrors: [] };
     const subscribed = group.state === 'Empty' ? new Set<string>() : subscribedTopics(group);
     const partitionErrors = partitions.map((p) => (subscribed.has(p.topic) ? ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC : ErrorCode.NONE));
-    await this.store.deleteOffsets(groupId, partitions.filter((p, i) => partitionErrors[i] === ErrorCode.NONE && !p.topic.includes('\0')));
+    try {
+      await this.store.deleteOffsets(groupId, partitions.filter((p, i) => partitionErrors[i] === ErrorCode.NONE && !p.topic.includes('\0')), this.lease(groupId));
+    } catch (err) {
+      if (!(err instanceof LeaseLostError)) throw err;
+      this.leaseLost(err, groupId, 'offset delete');
+      return { errorCode: ErrorCode.NOT_COORDINATOR, partitionErrors: [] };
+    }
     return { errorCode: ErrorCode.NONE, partitionErrors };
   }
 
@@ -251,7 +298,12 @@ export class GroupCoordinator implements SlotOwner {
     group.markDead();
     try {
       await (this.persistChains.get(groupId) ?? Promise.resolve()).catch(() => {});
-      await this.store.deleteGroup(groupId);
+      await this.store.deleteGroup(groupId, this.lease(groupId));
+    } catch (err) {
+      // Nothing was deleted: the group stays as the slot's holder keeps it.
+      if (!(err instanceof LeaseLostError)) throw err;
+      this.leaseLost(err, groupId, 'group delete');
+      return ErrorCode.NOT_COORDINATOR;
     } finally {
       this.groups.delete(groupId);
     }

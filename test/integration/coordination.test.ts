@@ -3,12 +3,13 @@
 // brokers, a broker that does not coordinate a group answers NOT_COORDINATOR,
 // kafkajs consumers bootstrapped to different brokers form one group (each
 // partition to exactly one member), and when a broker stops — or is killed —
-// its groups move to the other with their committed offsets.
+// its groups move to the other with their committed offsets. A broker that
+// lost its slot's lease writes no group state and stops serving the slot.
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COORDINATOR_SLOTS, desiredOwner, slotOf } from '../../src/coordinator/coordination.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
-import { FindCoordinatorApi, JoinGroupApi, OffsetCommitApi, OffsetFetchApi } from '../../src/protocol/messages/index.js';
+import { FindCoordinatorApi, HeartbeatApi, JoinGroupApi, OffsetCommitApi, OffsetFetchApi, SyncGroupApi } from '../../src/protocol/messages/index.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
 import { freePort, spawnBroker } from '../support/broker-process.js';
 import { RawClient } from '../support/raw-client.js';
@@ -221,5 +222,46 @@ describe('a coordinator that lost its slot', () => {
     expect(await first.query('SELECT 1 FROM committed_offsets WHERE group_id = $1', [group])).toHaveLength(0);
     // Once that lease lapses the first broker takes the slot back and serves the group again.
     await settled([first], 15_000);
+  });
+
+  it("cannot overwrite the new holder's group row: its members' SyncGroup is answered NOT_COORDINATOR, and so is their next request", async () => {
+    const group = 'coord-fenced-sync';
+    const owned = async () => {
+      const deadline = Date.now() + 15_000;
+      while (!first.context.coordination.owns(group)) {
+        if (Date.now() > deadline) throw new Error(`${group} is not served by the first broker`);
+        await sleep(100);
+      }
+    };
+    await owned();
+    const client = await RawClient.connect(first.bootstrap);
+    let generationId: number;
+    try {
+      const joining = { groupId: group, sessionTimeoutMs: 10_000, rebalanceTimeoutMs: 10_000, groupInstanceId: null, protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.alloc(0) }], reason: null };
+      const { memberId } = await client.request(JoinGroupApi, 7, { ...joining, memberId: '' });
+      const join = await client.request(JoinGroupApi, 7, { ...joining, memberId });
+      expect(join.errorCode).toBe(ErrorCode.NONE);
+      expect(join.leader).toBe(memberId);
+      generationId = join.generationId;
+
+      // Another instance takes the slot's lease behind the first broker's back and stores the group as it sees it.
+      await first.query("UPDATE coordinator_slots SET instance_id = 'another-instance', node_id = 99, expires_at = now() + interval '3 seconds' WHERE slot = $1", [slotOf(group)]);
+      await first.query("INSERT INTO groups (group_id, protocol_type, protocol_name, generation, leader_id, state, members) VALUES ($1, 'consumer', 'range', 7, 'new-holders-leader', 'Stable', '[]')", [group]);
+
+      // The leader's assignment completes the rebalance on the first broker: its snapshot write is refused.
+      const sync = await client.request(SyncGroupApi, 5, {
+        groupId: group, generationId, memberId, groupInstanceId: null, protocolType: 'consumer', protocolName: 'range',
+        assignments: [{ memberId, assignment: Buffer.from([1, 2, 3]) }],
+      });
+      expect(sync.errorCode).toBe(ErrorCode.NOT_COORDINATOR);
+      const heartbeat = await client.request(HeartbeatApi, 4, { groupId: group, generationId, memberId, groupInstanceId: null });
+      expect(heartbeat.errorCode).toBe(ErrorCode.NOT_COORDINATOR);
+    } finally {
+      client.close();
+    }
+    expect(await first.query('SELECT generation, leader_id, members FROM groups WHERE group_id = $1', [group])).toEqual([{ generation: 7, leader_id: 'new-holders-leader', members: [] }]);
+    // Once that lease lapses the first broker takes the slot back and restores the group as the holder stored it.
+    await owned();
+    expect(first.context.groups.get(group)?.generationId).toBe(7);
   });
 });

@@ -61,15 +61,31 @@ const toGroup = (r: GroupRecord): StoredGroup => ({
   members: r.members,
 });
 
-/** Group metadata and committed offsets. */
 /** The coordinator slot a write is made under, and this broker instance. */
 export interface CoordinatorLease {
   slot: number;
   instanceId: string;
 }
 
-export class LeaseLostError extends Error {}
+/** A write of group state was refused: the slot's lease is no longer this broker's, and nothing was written. */
+export class LeaseLostError extends Error {
+  constructor(readonly slot: number) {
+    super(`coordinator slot ${slot} is no longer this broker's`);
+  }
+}
 
+const leaseLost = (lease: CoordinatorLease) => new LeaseLostError(lease.slot);
+
+/**
+ * The fence every write of group state carries, in the same statement as the
+ * write: the slot's lease is this instance's and has not expired by the
+ * database's clock. Arguments are the statement's placeholders for the slot
+ * and the instance id.
+ */
+const LEASE_HELD = (slot: string, instanceId: string) =>
+  `EXISTS (SELECT 1 FROM coordinator_slots WHERE slot = ${slot} AND instance_id = ${instanceId} AND expires_at > now())`;
+
+/** Group metadata and committed offsets. */
 export class GroupStore {
   constructor(private readonly pool: pg.Pool) {}
 
@@ -78,19 +94,33 @@ export class GroupStore {
     return rows.map(toGroup);
   }
 
-  async saveGroup(g: StoredGroup): Promise<void> {
-    await this.pool.query(
+  /**
+   * Stores the group's metadata snapshot, but only while `lease` is still
+   * this broker's, as commitOffsets: a coordinator that lost its slot cannot
+   * overwrite the row the slot's new holder writes.
+   */
+  async saveGroup(g: StoredGroup, lease: CoordinatorLease): Promise<void> {
+    const { rowCount } = await this.pool.query(
       `INSERT INTO groups (group_id, protocol_type, protocol_name, generation, leader_id, state, state_since, members)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-       ON CONFLICT (group_id) DO UPDATE SET protocol_type = $2, protocol_name = $3, generation = $4, leader_id = $5,
-         state = $6, state_since = $7, members = $8`,
-      [g.groupId, g.protocolType, g.protocolName, g.generation, g.leaderId, g.state, g.stateSince, JSON.stringify(g.members)],
+       SELECT $1::text, $2::text, $3::text, $4::int4, $5::text, $6::text, $7::timestamptz, $8::jsonb WHERE ${LEASE_HELD('$9', '$10')}
+       ON CONFLICT (group_id) DO UPDATE SET protocol_type = excluded.protocol_type, protocol_name = excluded.protocol_name,
+         generation = excluded.generation, leader_id = excluded.leader_id, state = excluded.state, state_since = excluded.state_since,
+         members = excluded.members`,
+      [g.groupId, g.protocolType, g.protocolName, g.generation, g.leaderId, g.state, g.stateSince, JSON.stringify(g.members), lease.slot, lease.instanceId],
     );
+    if (rowCount === 0) throw leaseLost(lease);
   }
 
-  /** Deletes the group and its committed offsets. */
-  async deleteGroup(groupId: string): Promise<void> {
-    await this.pool.query('WITH o AS (DELETE FROM committed_offsets WHERE group_id = $1) DELETE FROM groups WHERE group_id = $1', [groupId]);
+  /** Deletes the group and its committed offsets, only while `lease` is still this broker's. */
+  async deleteGroup(groupId: string, lease: CoordinatorLease): Promise<void> {
+    const { rows } = await this.pool.query<{ held: boolean }>(
+      `WITH lease AS (SELECT ${LEASE_HELD('$2', '$3')} AS held),
+         o AS (DELETE FROM committed_offsets WHERE group_id = $1 AND (SELECT held FROM lease)),
+         g AS (DELETE FROM groups WHERE group_id = $1 AND (SELECT held FROM lease))
+       SELECT held FROM lease`,
+      [groupId, lease.slot, lease.instanceId],
+    );
+    if (!rows[0]!.held) throw leaseLost(lease);
   }
 
   /**
@@ -103,7 +133,7 @@ export class GroupStore {
     const { rowCount } = await this.pool.query(
       `INSERT INTO committed_offsets (group_id, topic, partition, committed_offset, leader_epoch, metadata, commit_timestamp)
        SELECT $1, t, p, o, e, m, now() FROM unnest($2::text[], $3::int4[], $4::int8[], $5::int4[], $6::text[]) AS u(t, p, o, e, m)
-       WHERE EXISTS (SELECT 1 FROM coordinator_slots WHERE slot = $7 AND instance_id = $8 AND expires_at > now())
+       WHERE ${LEASE_HELD('$7', '$8')}
        ON CONFLICT (group_id, topic, partition) DO UPDATE SET committed_offset = excluded.committed_offset,
          leader_epoch = excluded.leader_epoch, metadata = excluded.metadata, commit_timestamp = excluded.commit_timestamp`,
       [
@@ -117,7 +147,7 @@ export class GroupStore {
         lease.instanceId,
       ],
     );
-    if (rowCount === 0) throw new LeaseLostError(`coordinator slot ${lease.slot} is no longer this broker's`);
+    if (rowCount === 0) throw leaseLost(lease);
   }
 
   /** Committed offsets of a group, all of them or only those of the given topics. */
@@ -130,13 +160,17 @@ export class GroupStore {
     return rows.map((r) => ({ topic: r.topic, partition: r.partition, committedOffset: r.committed_offset, leaderEpoch: r.leader_epoch, metadata: r.metadata, commitTimestamp: r.commit_timestamp }));
   }
 
-  async deleteOffsets(groupId: string, partitions: readonly { topic: string; partition: number }[]): Promise<void> {
+  /** Deletes committed offsets of the group, only while `lease` is still this broker's. */
+  async deleteOffsets(groupId: string, partitions: readonly { topic: string; partition: number }[], lease: CoordinatorLease): Promise<void> {
     if (partitions.length === 0) return;
-    await this.pool.query(
-      `DELETE FROM committed_offsets c USING unnest($2::text[], $3::int4[]) AS u(t, p)
-       WHERE c.group_id = $1 AND c.topic = u.t AND c.partition = u.p`,
-      [groupId, partitions.map((p) => p.topic), partitions.map((p) => p.partition)],
+    const { rows } = await this.pool.query<{ held: boolean }>(
+      `WITH lease AS (SELECT ${LEASE_HELD('$4', '$5')} AS held),
+         d AS (DELETE FROM committed_offsets c USING unnest($2::text[], $3::int4[]) AS u(t, p)
+               WHERE c.group_id = $1 AND c.topic = u.t AND c.partition = u.p AND (SELECT held FROM lease))
+       SELECT held FROM lease`,
+      [groupId, partitions.map((p) => p.topic), partitions.map((p) => p.partition), lease.slot, lease.instanceId],
     );
+    if (!rows[0]!.held) throw leaseLost(lease);
   }
 
   /** Groups that have committed offsets but no group row (offsets-only users such as standalone consumers). */
