@@ -14,7 +14,7 @@ import { LogManager } from './log/log-manager.js';
 import { TailCache } from './log/tail-cache.js';
 import { TopicManager } from './log/topic-manager.js';
 import type { Logger } from './observability/logger.js';
-import { startMetricsServer } from './observability/metrics.js';
+import { createBrokerMetrics, startMetricsServer } from './observability/metrics.js';
 import { parseSuperUsers } from './security/acl.js';
 import { Authorizer } from './security/authorizer.js';
 import { parseListeners, type ListenerSpec } from './security/listeners.js';
@@ -87,6 +87,10 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     config.producerIdExpirationMs,
     config.fetchReadAheadMaxBytes,
   );
+
+  // Request and commit histograms, fed as the broker serves; nothing is measured when metrics are off.
+  const brokerMetrics = config.metricsEnabled ? createBrokerMetrics() : null;
+  if (brokerMetrics) logs.commitObserver = brokerMetrics.observeCommit;
 
   const groups = new GroupCoordinator(new GroupStore(pool), topics, {
     initialRebalanceDelayMs: config.groupInitialRebalanceDelayMs,
@@ -184,6 +188,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     maxConnectionsPerIp: config.maxConnectionsPerIp,
     connectionsMaxIdleMs: config.connectionsMaxIdleMs,
     pipeline: { maxInFlightRequests: config.connectionMaxInFlightRequests, maxInFlightBytes: config.connectionMaxInFlightBytes },
+    observeRequest: brokerMetrics?.observeRequest,
     tls,
     security: {
       enabledMechanisms: config.saslEnabledMechanisms.split(','),
@@ -222,7 +227,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   cleaner.start();
   transactions.start();
   const metrics = config.metricsEnabled
-    ? await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, lagStore: new LagStore(pool), log })
+    ? await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, lagStore: new LagStore(pool), log, registry: brokerMetrics?.registry })
     : null;
   log.info({ port, listeners: ports, metricsPort: metrics?.port, nodeId: config.nodeId, clusterId, database: database.kind, schema: config.schema }, 'pgkafka broker listening');
 

@@ -1,11 +1,12 @@
 // Prometheus /metrics, named as danielqsj/kafka_exporter names them so its
 // dashboards and alerts work unchanged, plus kafka_consumergroup_lag_seconds
 // (lag in time) and the process's default metrics prefixed pgkafka_. Every
-// value is read from PostgreSQL when Prometheus scrapes: one snapshot per
-// scrape, shared by all the gauges' collect callbacks.
+// gauge is read from PostgreSQL when Prometheus scrapes: one snapshot per
+// scrape, shared by all the gauges' collect callbacks. The request and commit
+// histograms are fed by the broker as it serves (no query at scrape time).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Logger } from './logger.js';
 import { describeGroups, type GroupLag } from './lag.js';
 import type { DeletedUnread, LagStore, PartitionOffsets } from '../storage/pg/lag-store.js';
@@ -20,6 +21,8 @@ export interface MetricsServerOptions {
   port: number;
   lagStore: LagStore;
   log: Logger;
+  /** A registry already holding the broker's own metrics (createBrokerMetrics); the gauges join it. */
+  registry?: Registry;
   /** epoch milliseconds, for lag in time; Date.now by default (tests inject one) */
   now?: () => number;
 }
@@ -32,9 +35,50 @@ interface Snapshot {
 
 type SnapshotSource = () => Promise<Snapshot>;
 
-/** A registry of the broker's metrics (its own, not prom-client's global one); `snapshot` is called once per scrape. */
-export function createMetricsRegistry(snapshot: SnapshotSource): Registry {
+/** Seconds: from half a millisecond (a commit on a fast disk) to a long poll's 30 s. */
+const DURATION_BUCKETS = [0.0005, 0.001, 0.002, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** The histograms the broker feeds while it serves, in their own registry (the /metrics server adds its gauges to it). */
+export interface BrokerMetrics {
+  registry: Registry;
+  /** A response was written: its API and the seconds since its request was read. */
+  observeRequest(api: string, seconds: number): void;
+  /** A flush's append statement finished in PostgreSQL after `seconds`. */
+  observeCommit(seconds: number): void;
+}
+
+export function createBrokerMetrics(): BrokerMetrics {
   const registry = new Registry();
+  const requests = new Histogram({
+    name: 'pgkafka_request_duration_seconds',
+    help: 'Time from a request being read to its response being written, per API (Kafka\'s RequestMetrics TotalTimeMs; a Fetch includes its long-poll wait)',
+    labelNames: ['api'],
+    buckets: DURATION_BUCKETS,
+    registers: [registry],
+  });
+  const commits = new Histogram({
+    name: 'pgkafka_produce_commit_duration_seconds',
+    help: 'Time of each append statement in PostgreSQL (offsets assigned, batches inserted, committed), one per flush of a partition; acknowledgements wait for it',
+    buckets: DURATION_BUCKETS,
+    registers: [registry],
+  });
+  // One child per API, looked up once: observe() then costs a bucket search and two additions.
+  const perApi = new Map<string, Histogram.Internal<'api'>>();
+  return {
+    registry,
+    observeRequest(api, seconds) {
+      let h = perApi.get(api);
+      if (!h) perApi.set(api, (h = requests.labels({ api })));
+      h.observe(seconds);
+    },
+    observeCommit(seconds) {
+      commits.observe(seconds);
+    },
+  };
+}
+
+/** A registry of the broker's metrics (its own, not prom-client's global one); `snapshot` is called once per scrape. */
+export function createMetricsRegistry(snapshot: SnapshotSource, registry = new Registry()): Registry {
   collectDefaultMetrics({ register: registry, prefix: 'pgkafka_' });
 
   // Concurrent collect callbacks of one scrape share one snapshot.
@@ -113,7 +157,7 @@ export async function startMetricsServer(opts: MetricsServerOptions): Promise<Me
       lagStore.deletedUnread(),
     ]);
     return { groups, partitions, deletedUnread };
-  });
+  }, opts.registry);
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0];

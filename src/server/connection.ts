@@ -18,9 +18,20 @@ export interface PipelineLimits {
   maxInFlightBytes: number;
 }
 
+/** Called as each response is written: the API's name and the seconds since its request was read (Kafka's TotalTimeMs). */
+export type RequestObserver = (api: string, seconds: number) => void;
+
 interface ResponseSlot {
   ready: boolean;
   bytes: Buffer[] | null;
+  /** The API answered and when its request was read (performance.now()), for the observer. */
+  api: string;
+  receivedAt: number;
+}
+
+interface QueuedFrame {
+  frame: Buffer;
+  receivedAt: number;
 }
 /** Frames (and bytes of them) read but not yet handled before the socket stops reading (backpressure). */
 const MAX_QUEUED_FRAMES = 64;
@@ -41,7 +52,7 @@ const MAX_QUEUED_BYTES = 16 * 1024 * 1024;
  */
 export class Connection {
   private readonly decoder: FrameDecoder;
-  private readonly queue: Buffer[] = [];
+  private readonly queue: QueuedFrame[] = [];
   private readonly responses: ResponseSlot[] = [];
   private queuedBytes = 0;
   private pipelinedBytes = 0;
@@ -69,6 +80,7 @@ export class Connection {
     maxFrameBytes: number,
     private readonly session: SecuritySession,
     private readonly pipeline: PipelineLimits,
+    private readonly observeRequest: RequestObserver | null = null,
   ) {
     this.decoder = new FrameDecoder(maxFrameBytes);
     this.clientHost = `/${socket.remoteAddress ?? 'unknown'}`;
@@ -145,8 +157,11 @@ export class Connection {
       this.closeWhenDrained = this.decoder.failure.message;
     }
     if (frames.length === 0) return;
-    this.queue.push(...frames);
-    for (const f of frames) this.queuedBytes += f.length;
+    const receivedAt = performance.now();
+    for (const frame of frames) {
+      this.queue.push({ frame, receivedAt });
+      this.queuedBytes += frame.length;
+    }
     if ((this.queue.length >= MAX_QUEUED_FRAMES || this.queuedBytes >= MAX_QUEUED_BYTES) && !this.paused) {
       this.socket.pause();
       this.paused = true;
@@ -181,7 +196,7 @@ export class Connection {
 
   private async handleQueuedFrames(): Promise<void> {
     while (this.queue.length > 0 && !this.closed && !this.closing) {
-      const frame = this.queue.shift()!;
+      const { frame, receivedAt } = this.queue.shift()!;
       this.queuedBytes -= frame.length;
       // Only Produce requests overlap (each queues its batches before the
       // next is read); any other request first waits for every earlier
@@ -191,7 +206,7 @@ export class Connection {
       const pipelined = frame.length >= 2 && frame.readInt16BE(0) === PRODUCE_KEY && this.session.authenticated && !this.session.expectsRawToken;
       if (!pipelined) await this.responsesWritten();
       else while (!this.closed && this.responses.length > 0 && (this.responses.length >= this.pipeline.maxInFlightRequests || (this.pipelinedBytes > 0 && this.pipelinedBytes + frame.length > this.pipeline.maxInFlightBytes))) await this.responseWritten();
-      await this.handleFrame(frame);
+      await this.handleFrame(frame, receivedAt);
       // A client that stops reading responses stops being served: no unbounded buffering of fetched batches.
       if (this.socket.writableNeedDrain && !this.closed) await this.drainOrClose();
       if (this.paused && this.queue.length < MAX_QUEUED_FRAMES / 2 && this.queuedBytes < MAX_QUEUED_BYTES / 2 && !this.broker.shuttingDown && !this.closeWhenDrained) {
@@ -202,8 +217,8 @@ export class Connection {
   }
 
   /** Queues a response slot in request order; slots are written as soon as they and all before them are ready. */
-  private respondInOrder(response: Promise<Buffer[] | null> | Buffer[] | null): void {
-    const slot: ResponseSlot = { ready: false, bytes: null };
+  private respondInOrder(response: Promise<Buffer[] | null> | Buffer[] | null, api: string, receivedAt: number): void {
+    const slot: ResponseSlot = { ready: false, bytes: null, api, receivedAt };
     this.responses.push(slot);
     const fill = (bytes: Buffer[] | null) => {
       slot.ready = true;
@@ -218,7 +233,10 @@ export class Connection {
     let written = false;
     while (this.responses.length > 0 && this.responses[0]!.ready) {
       const slot = this.responses.shift()!;
-      if (slot.bytes) this.send(slot.bytes);
+      if (slot.bytes) {
+        this.send(slot.bytes);
+        this.observeRequest?.(slot.api, (performance.now() - slot.receivedAt) / 1000);
+      }
       written = true;
     }
     if (written) for (const resolve of this.progressWaiters.splice(0)) resolve();
@@ -252,9 +270,9 @@ export class Connection {
     });
   }
 
-  private async handleFrame(frame: Buffer): Promise<void> {
-    if (this.session.expectsRawToken) return this.handleRawToken(frame);
-    await this.handleRequest(frame);
+  private async handleFrame(frame: Buffer, receivedAt: number): Promise<void> {
+    if (this.session.expectsRawToken) return this.handleRawToken(frame, receivedAt);
+    await this.handleRequest(frame, receivedAt);
     if (this.session.closeAfterResponse && !this.closed) {
       // A refused handshake or failed authentication: the answer goes out, then the connection closes.
       await this.responsesWritten();
@@ -263,7 +281,7 @@ export class Connection {
   }
 
   /** A SASL token after SaslHandshake v0: answered with a raw token, or the connection closes on failure. */
-  private async handleRawToken(token: Buffer): Promise<void> {
+  private async handleRawToken(token: Buffer, receivedAt: number): Promise<void> {
     let challenge: Buffer | null;
     try {
       challenge = await this.session.rawToken(token);
@@ -277,10 +295,10 @@ export class Connection {
     }
     const size = Buffer.allocUnsafe(4);
     size.writeInt32BE(challenge.length);
-    this.respondInOrder([size, challenge]);
+    this.respondInOrder([size, challenge], 'SaslAuthenticate', receivedAt);
   }
 
-  private async handleRequest(frame: Buffer): Promise<void> {
+  private async handleRequest(frame: Buffer, receivedAt: number): Promise<void> {
     if (frame.length < 8) return this.closeAfterResponses(`request of ${frame.length} bytes is too short for a header`);
     const apiKey = frame.readInt16BE(0);
     const apiVersion = frame.readInt16BE(2);
@@ -290,7 +308,7 @@ export class Connection {
     const refusal = this.session.refusal(apiKey);
     if (refusal) return this.close(refusal);
     if (apiVersion < handler.minVersion || apiVersion > handler.maxVersion) {
-      if (apiKey === API_VERSIONS_KEY) return this.respondInOrder(this.registry.unsupportedApiVersionsResponse(correlationId));
+      if (apiKey === API_VERSIONS_KEY) return this.respondInOrder(this.registry.unsupportedApiVersionsResponse(correlationId), handler.codec.name, receivedAt);
       return this.closeAfterResponses(`unsupported version ${apiVersion} of API ${handler.codec.name} (serves ${handler.minVersion}-${handler.maxVersion})`);
     }
     const reader = new Reader(frame);
@@ -351,9 +369,9 @@ export class Connection {
           this.pipelinedBytes -= frame.length;
           return failed(err);
         },
-      ));
+      ), handler.codec.name, receivedAt);
     }
-    else this.respondInOrder(encode(response));
+    else this.respondInOrder(encode(response), handler.codec.name, receivedAt);
   }
 
   private send(buffers: Buffer[]): void {

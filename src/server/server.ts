@@ -6,7 +6,7 @@ import type { Logger } from '../observability/logger.js';
 import type { ListenerSpec } from '../security/listeners.js';
 import { SecuritySession, type SecurityOptions } from '../security/session.js';
 import { tlsPrincipal } from '../security/tls.js';
-import { Connection, type PipelineLimits } from './connection.js';
+import { Connection, type PipelineLimits, type RequestObserver } from './connection.js';
 
 export interface KafkaServerOptions {
   /** One socket server per listener; SSL and SASL_SSL listeners need `tls`. */
@@ -20,6 +20,8 @@ export interface KafkaServerOptions {
   /** Kafka's connections.max.idle.ms: a connection with no request in flight and no traffic for this long is closed. */
   connectionsMaxIdleMs: number;
   pipeline: PipelineLimits;
+  /** Told of every response written (the request metrics); none when metrics are off. */
+  observeRequest?: RequestObserver;
 }
 
 /** The Kafka listeners: accept connections (TLS ones after the handshake) and hand each to a Connection. */
@@ -65,7 +67,7 @@ export class KafkaServer {
     this.perIp.set(ip, fromIp + 1);
     // A client certificate names the principal on SSL listeners; on SASL_SSL the SASL user does.
     const session = new SecuritySession(listener.name, this.options.security, listener.name === 'SSL' ? certificatePrincipal : null);
-    const connection = new Connection(socket, this.registry, this.broker, log, this.options.maxFrameBytes, session, this.options.pipeline);
+    const connection = new Connection(socket, this.registry, this.broker, log, this.options.maxFrameBytes, session, this.options.pipeline, this.options.observeRequest);
     this.connections.add(connection);
     log.info({ principal: listener.name === 'SSL' ? session.principal : undefined }, 'connection opened');
     if (this.options.connectionsMaxIdleMs > 0) {
