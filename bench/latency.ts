@@ -3,7 +3,8 @@
 // fetch.wait.max.ms and fetch.min.bytes=1, so each record is delivered by the
 // broker waking a parked long-poll. The send time (hrtime, same process)
 // travels in the first 8 bytes of each 100-byte value.
-import { Broker } from './broker.js';
+import { Broker, freePort } from './broker.js';
+import { bucketsBetween, histogramBuckets, quantileMs, scrapeMetrics, shareAbove } from './histogram.js';
 import { createTopic, rdConsumer, rdDisconnect, rdProducer } from './clients.js';
 import { ProduceApi } from '../src/protocol/messages/index.js';
 import { buildBatch } from '../src/protocol/records/index.js';
@@ -98,7 +99,9 @@ async function rawSequentialProduce(port: number, topic: string, n: number): Pro
 
 export async function runLatency(ctx: Ctx): Promise<Row[]> {
   const col = new Collector('latency');
-  const broker = await Broker.start();
+  // Metrics on, for the broker's own view of each run: its Produce times and PostgreSQL's commit times.
+  const metricsPort = await freePort();
+  const broker = await Broker.start({ PGKAFKA_METRICS_ENABLED: 'true', PGKAFKA_METRICS_HOST: '127.0.0.1', PGKAFKA_METRICS_PORT: String(metricsPort) });
   const sql = await SqlLimit.create();
   const seconds = ctx.quick ? 3 : 10;
   let tag = 1;
@@ -115,10 +118,18 @@ export async function runLatency(ctx: Ctx): Promise<Row[]> {
         const topic = `lat-${rate}-${run}`;
         await createTopic(broker.bootstrap, topic, 1);
         const cpu0 = broker.sample().cpuSec;
+        const metrics0 = await scrapeMetrics(metricsPort);
         const t0 = performance.now();
         const s = await measure(broker.bootstrap, topic, rate, seconds, tag++);
         const cpu = ((broker.sample().cpuSec - cpu0) / ((performance.now() - t0) / 1000)) * 100;
-        ctx.log(`  run ${run + 1} ${rate}/s: sent ${s.sent}, received ${s.received}, p50 ${s.p50.toFixed(2)} p99 ${s.p99.toFixed(2)} p99.9 ${s.p999.toFixed(2)} max ${s.max.toFixed(1)} ms, ack p50 ${s.ackP50.toFixed(2)} p99 ${s.ackP99.toFixed(2)}, broker CPU ${cpu.toFixed(0)}%`);
+        const metrics1 = await scrapeMetrics(metricsPort);
+        const between = (metric: string, labels?: string) => bucketsBetween(histogramBuckets(metrics0, metric, labels), histogramBuckets(metrics1, metric, labels));
+        const commits = between('pgkafka_produce_commit_duration_seconds');
+        const produces = between('pgkafka_request_duration_seconds', 'api="Produce"');
+        ctx.log(
+          `  run ${run + 1} ${rate}/s: sent ${s.sent}, received ${s.received}, p50 ${s.p50.toFixed(2)} p99 ${s.p99.toFixed(2)} p99.9 ${s.p999.toFixed(2)} max ${s.max.toFixed(1)} ms, ack p50 ${s.ackP50.toFixed(2)} p99 ${s.ackP99.toFixed(2)}, broker CPU ${cpu.toFixed(0)}%; ` +
+            `broker Produce p99 ${quantileMs(produces, 0.99).toFixed(2)} ms, commit p50 ${quantileMs(commits, 0.5).toFixed(2)} p99 ${quantileMs(commits, 0.99).toFixed(2)} ms, ${(shareAbove(commits, 0.003) * 100).toFixed(1)}% of ${commits.at(-1)?.[1] ?? 0} commits over 3 ms`,
+        );
         const name = `${rate / 1000}k records/s, 100 B, acks=all, linger.ms=0`;
         const lost = s.received < s.sent ? { note: `${s.sent - s.received} not received` } : {};
         // At 1k/s, also as a ratio of the same run's PostgreSQL floor.
@@ -129,6 +140,11 @@ export async function runLatency(ctx: Ctx): Promise<Row[]> {
         col.add(`${name}: produce ack p50`, 'ms', s.ackP50, { note: 'delivery report, 1 ms poll' });
         col.add(`${name}: produce ack p99`, 'ms', s.ackP99);
         col.add(`${name}: broker CPU`, '%', cpu);
+        // The broker's histograms over the same run (bucket-interpolated, as Prometheus' histogram_quantile).
+        col.add(`${name}: broker Produce request p99`, 'ms', quantileMs(produces, 0.99), { note: 'read → answered, /metrics' });
+        col.add(`${name}: PostgreSQL append commit p50`, 'ms', quantileMs(commits, 0.5), { note: 'one per flush, /metrics' });
+        col.add(`${name}: PostgreSQL append commit p99`, 'ms', quantileMs(commits, 0.99));
+        col.add(`${name}: PostgreSQL append commits over 3 ms`, '%', shareAbove(commits, 0.003) * 100);
       }
     }
     for (let run = 0; run < ctx.runs; run++) {
