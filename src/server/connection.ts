@@ -97,12 +97,12 @@ export class Connection {
     });
   }
 
-  /** Resolves once every request already received has been answered. */
   /** Whether a request is being handled or a response awaited. */
   get busy(): boolean {
     return this.processing || this.responses.length > 0;
   }
 
+  /** Resolves once every request already received has been answered. */
   drained(): Promise<void> {
     return this.processing ? this.idle : Promise.resolve();
   }
