@@ -1,13 +1,13 @@
 // Group APIs at the wire: exact error codes, offsets in PostgreSQL, and
 // group state that outlives a broker restart.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Writer } from '../../src/protocol/codec/writer.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import {
   CreateTopicsApi, DeleteGroupsApi, DescribeGroupsApi, FindCoordinatorApi, HeartbeatApi, JoinGroupApi, ListGroupsApi,
-  OffsetCommitApi, OffsetDeleteApi, OffsetFetchApi, SyncGroupApi, writeConsumerProtocolSubscription,
+  OffsetCommitApi, OffsetDeleteApi, OffsetFetchApi, SyncGroupApi,
 } from '../../src/protocol/messages/index.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
+import { subscription } from '../support/consumer-protocol.js';
 import { RawClient } from '../support/raw-client.js';
 
 let broker: TestBroker;
@@ -22,13 +22,6 @@ afterAll(async () => {
   client?.close();
   await broker?.destroy();
 });
-
-function subscription(topics: string[]): Buffer {
-  const w = new Writer();
-  w.int16(0);
-  writeConsumerProtocolSubscription(w, 0, { topics });
-  return w.toBuffer();
-}
 
 /** One member joined and synced: the group is Stable at the returned generation. */
 async function stableMember(groupId: string, topics = ['events']) {

@@ -4,7 +4,6 @@
 // go with an error, and duplicates in a request. The broker has the
 // authorizer on, so the place of authorization among the checks shows.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Writer } from '../../src/protocol/codec/writer.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import {
   CreateTopicsApi,
@@ -15,9 +14,9 @@ import {
   JoinGroupApi,
   OffsetCommitApi,
   SyncGroupApi,
-  writeConsumerProtocolSubscription,
 } from '../../src/protocol/messages/index.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
+import { subscription } from '../support/consumer-protocol.js';
 import { RawClient } from '../support/raw-client.js';
 import { addUser, connectAs } from '../support/sasl.js';
 
@@ -46,13 +45,6 @@ afterAll(async () => {
   guest?.close();
   await broker?.destroy();
 });
-
-function subscription(topics: string[]): Buffer {
-  const w = new Writer();
-  w.int16(0);
-  writeConsumerProtocolSubscription(w, 0, { topics });
-  return w.toBuffer();
-}
 
 const join = (c: RawClient, groupId: string, memberId = '') =>
   c.request(JoinGroupApi, 7, {

@@ -7,7 +7,6 @@
 // request stores nothing (checked in PostgreSQL); prefixed ACLs, DENY over
 // ALLOW and super users are exercised along the way.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Writer } from '../../src/protocol/codec/writer.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import {
   AddOffsetsToTxnApi,
@@ -29,10 +28,10 @@ import {
   OffsetFetchApi,
   SyncGroupApi,
   TxnOffsetCommitApi,
-  writeConsumerProtocolSubscription,
 } from '../../src/protocol/messages/index.js';
 import { AclOperation as Op, AclPermission, CLUSTER_NAME, PatternType, ResourceType } from '../../src/security/acl.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
+import { subscription } from '../support/consumer-protocol.js';
 import type { RawClient } from '../support/raw-client.js';
 import { addUser, connectAs } from '../support/sasl.js';
 
@@ -85,13 +84,6 @@ async function commit(user: User, groupId: string, offsets: Record<string, numbe
     topics: Object.entries(offsets).map(([name, partitions]) => ({ name, partitions: partitions.map((partitionIndex) => ({ partitionIndex, committedOffset: offset, committedLeaderEpoch: -1, committedMetadata: null })) })),
   });
   return res.topics.flatMap((t) => t.partitions.map((p) => `${t.name}/${p.partitionIndex}:${p.errorCode}`));
-}
-
-function subscription(topics: string[]): Buffer {
-  const w = new Writer();
-  w.int16(0);
-  writeConsumerProtocolSubscription(w, 0, { topics });
-  return w.toBuffer();
 }
 
 const join = (user: User, groupId: string, memberId = '') =>
