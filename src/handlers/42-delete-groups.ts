@@ -3,10 +3,11 @@
 // its committed offsets go with it.
 // A group named more than once is handled once and answered once (Kafka's
 // KafkaApis.handleDeleteGroupsRequest takes the distinct ids, first
-// occurrence first).
+// occurrence first). The empty group id is looked up like any other, as
+// Kafka 4's coordinator does "for backwards compatibility" (no group can be
+// created under it here, so it answers GROUP_ID_NOT_FOUND).
 // Authorization, as Kafka: DELETE on each group; the others answer
 // GROUP_AUTHORIZATION_FAILED, listed after the results of the deletable ones.
-import { isValidGroupId } from '../coordinator/group-types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { DeleteGroupsApi } from '../protocol/messages/index.js';
 import { AclOperation, ResourceType } from './authorization.js';
@@ -27,11 +28,7 @@ export default defineHandler({
         refused.push({ groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED });
         continue;
       }
-      const errorCode = !isValidGroupId(groupId)
-        ? ErrorCode.INVALID_GROUP_ID
-        : !ctx.broker.coordination.owns(groupId)
-          ? ErrorCode.NOT_COORDINATOR
-          : await ctx.broker.groups.deleteGroup(groupId);
+      const errorCode = !ctx.broker.coordination.owns(groupId) ? ErrorCode.NOT_COORDINATOR : await ctx.broker.groups.deleteGroup(groupId);
       if (errorCode === ErrorCode.NONE) ctx.log.info({ group: groupId }, 'deleted group');
       results.push({ groupId, errorCode });
     }

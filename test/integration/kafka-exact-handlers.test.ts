@@ -197,4 +197,9 @@ describe('DeleteGroups', () => {
     const refused = await guest.request(DeleteGroupsApi, 0, { groupsNames: ['dup-c', 'dup-c'] });
     expect(refused.results.map((r) => [r.groupId, r.errorCode])).toEqual([['dup-c', ErrorCode.GROUP_AUTHORIZATION_FAILED]]);
   });
+
+  it('the empty group id is looked up like any other: not found (Kafka 4 keeps it for backwards compatibility)', async () => {
+    const res = await admin.request(DeleteGroupsApi, 2, { groupsNames: ['', 'dup-missing-2'] });
+    expect(res.results.map((r) => [r.groupId, r.errorCode])).toEqual([['', ErrorCode.GROUP_ID_NOT_FOUND], ['dup-missing-2', ErrorCode.GROUP_ID_NOT_FOUND]]);
+  });
 });
