@@ -7,7 +7,7 @@
 import { expect } from 'vitest';
 import type { TestBroker } from '../../test/support/broker.js';
 import {
-  cliGroup, committed, createTopic, entries, eventually, expectCovers, highWatermarks, metricsLag, produceEach, tableLag, wireLag,
+  cliGroup, committed, createTopic, entries, eventually, expectCovers, highWatermarks, metricsLag, produceEach, requestMetrics, tableLag, wireLag,
   type Ev, type Kit, type MemberRequest, type Member,
 } from './support.js';
 
@@ -199,9 +199,15 @@ export async function lagViews(env: MemberEnv) {
     await m.waitFor((e) => e.ev === 'stall', 30_000, 'member read everything');
     await eventually(async () => expect(entries(await committed(k, req.group, req.topic))).toEqual([[0, 10], [1, 10], [2, 10]]), 10_000);
     // Now the group falls behind by 5, 10 and 15 records.
+    const before = await requestMetrics(env.broker());
     for (let p = 0; p < 3; p++) {
       await k.producer.send({ topic: req.topic, acks: -1, messages: Array.from({ length: 5 * (p + 1) }, (_, i) => ({ partition: p, key: `more-${p}-${i}`, value: 'x' })) });
     }
+    // The request and commit histograms saw those sends, and the member's own client's requests.
+    const after = await requestMetrics(env.broker());
+    expect(after.requests.get('Produce')! - (before.requests.get('Produce') ?? 0)).toBeGreaterThanOrEqual(3);
+    expect(after.commits - before.commits).toBeGreaterThanOrEqual(3);
+    for (const api of ['JoinGroup', 'SyncGroup', 'Fetch', 'OffsetCommit']) expect(after.requests.get(api), api).toBeGreaterThan(0);
     const wire = await wireLag(k, req.group, req.topic);
     expect(entries(wire)).toEqual([[0, 5], [1, 10], [2, 15]]);
     const hw = await highWatermarks(k, req.topic);

@@ -272,6 +272,17 @@ export async function metricsLag(broker: TestBroker, group: string, topic: strin
   return out;
 }
 
+/** The broker's request histogram counts per API and its append-commit count (cumulative since it started). */
+export async function requestMetrics(broker: TestBroker): Promise<{ requests: Map<string, number>; commits: number }> {
+  const res = await fetch(`http://127.0.0.1:${broker.metricsPort}/metrics`);
+  expect(res.status).toBe(200);
+  const text = await res.text();
+  const requests = new Map<string, number>();
+  for (const m of text.matchAll(/^pgkafka_request_duration_seconds_count\{api="([^"]+)"\} (\S+)$/gm)) requests.set(m[1]!, Number(m[2]));
+  const commits = Number(/^pgkafka_produce_commit_duration_seconds_count (\S+)$/m.exec(text)?.[1] ?? NaN);
+  return { requests, commits };
+}
+
 export interface CliPartition {
   topic: string;
   partition: number;
