@@ -76,25 +76,32 @@ export async function measure(bootstrap: string, topic: string, rate: number, se
   return { ackP50: percentileSorted(a, 50), ackP99: percentileSorted(a, 99), p50: percentileSorted(s, 50), p99: percentileSorted(s, 99), p999: percentileSorted(s, 99.9), max: s[s.length - 1] ?? NaN, received, sent };
 }
 
-/** One-record Produce requests (acks=-1) sent one at a time on one connection: the commit path's own latency and ceiling. */
-async function rawSequentialProduce(port: number, topic: string, n: number): Promise<{ p50: number; p99: number; perSec: number }> {
-  const raw = await RawClient.connect('127.0.0.1', port);
+/**
+ * One-record Produce requests (acks=-1), one connection per partition, each
+ * sending the next when the previous is answered: with one partition, the
+ * commit path's own latency and ceiling; with several, how far commits of
+ * different partitions run side by side.
+ */
+async function rawSequentialProduce(port: number, topic: string, partitions: number, perPartition: number): Promise<{ p50: number; p99: number; perSec: number }> {
+  const raws = await Promise.all(Array.from({ length: partitions }, () => RawClient.connect('127.0.0.1', port)));
   const lat: number[] = [];
   const t0 = performance.now();
   try {
-    for (let i = 0; i < n; i++) {
-      const records = buildBatch({ records: [{ key: null, value: Buffer.alloc(100, 0x65) }] });
-      const s = performance.now();
-      const r = await raw.request(ProduceApi, 9, { transactionalId: null, acks: -1, timeoutMs: 30_000, topicData: [{ name: topic, partitionData: [{ index: 0, records }] }] });
-      const code = r.responses[0]?.partitionResponses[0]?.errorCode;
-      if (code !== 0) throw new Error(`raw produce error ${code}`);
-      lat.push(performance.now() - s);
-    }
+    await Promise.all(raws.map(async (raw, partition) => {
+      for (let i = 0; i < perPartition; i++) {
+        const records = buildBatch({ records: [{ key: null, value: Buffer.alloc(100, 0x65) }] });
+        const s = performance.now();
+        const r = await raw.request(ProduceApi, 9, { transactionalId: null, acks: -1, timeoutMs: 30_000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] });
+        const code = r.responses[0]?.partitionResponses[0]?.errorCode;
+        if (code !== 0) throw new Error(`raw produce error ${code}`);
+        lat.push(performance.now() - s);
+      }
+    }));
   } finally {
-    raw.close();
+    for (const raw of raws) raw.close();
   }
   const s = lat.sort((a, b) => a - b);
-  return { p50: percentileSorted(s, 50), p99: percentileSorted(s, 99), perSec: n / ((performance.now() - t0) / 1000) };
+  return { p50: percentileSorted(s, 50), p99: percentileSorted(s, 99), perSec: lat.length / ((performance.now() - t0) / 1000) };
 }
 
 export async function runLatency(ctx: Ctx): Promise<Row[]> {
@@ -148,13 +155,16 @@ export async function runLatency(ctx: Ctx): Promise<Row[]> {
       }
     }
     for (let run = 0; run < ctx.runs; run++) {
-      const topic = `lat-raw-${run}`;
-      await createTopic(broker.bootstrap, topic, 1);
-      const r = await rawSequentialProduce(broker.port, topic, ctx.quick ? 500 : 3000);
-      ctx.log(`  run ${run + 1} raw sequential produce: p50 ${r.p50.toFixed(2)} p99 ${r.p99.toFixed(2)} ms, ${r.perSec.toFixed(0)} requests/s`);
-      col.add('raw Produce, 1 record/request, one at a time: p50', 'ms', r.p50);
-      col.add('raw Produce, 1 record/request, one at a time: p99', 'ms', r.p99);
-      col.add('raw Produce, 1 record/request, one at a time', 'requests/s', r.perSec, { note: 'per-connection ceiling' });
+      for (const partitions of [1, 12]) {
+        const topic = `lat-raw-${partitions}-${run}`;
+        await createTopic(broker.bootstrap, topic, partitions);
+        const r = await rawSequentialProduce(broker.port, topic, partitions, (ctx.quick ? 500 : 3000) / partitions);
+        ctx.log(`  run ${run + 1} raw sequential produce, ${partitions} partition(s): p50 ${r.p50.toFixed(2)} p99 ${r.p99.toFixed(2)} ms, ${r.perSec.toFixed(0)} requests/s`);
+        const name = partitions === 1 ? 'raw Produce, 1 record/request, one at a time' : `raw Produce, ${partitions} partitions × 1 connection, 1 record/request, one at a time each`;
+        col.add(`${name}: p50`, 'ms', r.p50);
+        col.add(`${name}: p99`, 'ms', r.p99);
+        col.add(name, 'requests/s', r.perSec, { note: partitions === 1 ? 'per-connection ceiling' : 'commits of different partitions side by side' });
+      }
     }
     col.judge('1k records/s, 100 B, acks=all, linger.ms=0: p50', 'ms', '≤ 2 ms', (m) => m <= 2);
     col.judge('1k records/s, 100 B, acks=all, linger.ms=0: p99', 'ms', '≤ 5 ms', (m) => m <= 5);

@@ -54,7 +54,7 @@ export class SqlLimit {
       const base = appendParams(topicId, 0, BigInt(n), [{
         data, relativeOffset: 0n, lastOffsetDelta: n - 1, recordCount: n, firstTimestamp: ts, maxTimestamp: ts,
         producerId: -1n, producerEpoch: -1, baseSequence: -1, isTransactional: false, isControl: false,
-      }], 'bench_sql_append', topicId);
+      }]);
       return {
         size: data.length,
         params: (p: number) => base.map((v, i) => (i === 1 ? p : v)),
@@ -143,7 +143,7 @@ export class SqlLimit {
         }
         const first = generated;
         generated = due;
-        const params = appendParams(topicId, 0, BigInt(due - first), Array.from({ length: due - first }, (_, i) => batch(i)), 'bench_sql_append', topicId);
+        const params = appendParams(topicId, 0, BigInt(due - first), Array.from({ length: due - first }, (_, i) => batch(i)));
         await c.query({ name: 'append_floor', text: APPEND_SQL, values: params });
         commits++;
         const done = performance.now();

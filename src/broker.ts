@@ -27,6 +27,7 @@ import { CoordinatorStore } from './storage/pg/coordinator-store.js';
 import { GroupStore } from './storage/pg/group-store.js';
 import { openDatabase, type Database } from './storage/pg/database.js';
 import { LagStore } from './storage/pg/lag-store.js';
+import { AppendAnnouncer } from './storage/pg/append-announcer.js';
 import { LogStore } from './storage/pg/log-store.js';
 import { migrate } from './storage/pg/migrate.js';
 import { PartitionStore } from './storage/pg/partition-store.js';
@@ -75,8 +76,10 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const topics = new TopicManager(new TopicStore(pool, channels.topics), config);
   const producerStore = new ProducerStore(pool);
   const partitionStore = new PartitionStore(pool, channels.append, channels.topics);
+  const announcer = new AppendAnnouncer(pool, channels.append, log);
   const logs = new LogManager(
-    new LogStore(pool, channels.append),
+    new LogStore(pool),
+    announcer,
     partitionStore,
     instanceId,
     config.produceFlushMaxBytes,
@@ -135,12 +138,22 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const listeners: ListenerSpec[] = config.listeners ? parseListeners(config.listeners) : [{ name: 'PLAINTEXT', host: config.host, port: config.port }];
   const advertisedListeners = new Map(parseListeners(config.advertisedListeners ?? '').map((l) => [l.name as string, l]));
   let live: BrokerRow[] = [];
+  /**
+   * Takes the live brokers as read. A broker that is gone may have committed
+   * appends it never announced (it died in between), so this broker re-reads
+   * the partitions it has loaded.
+   */
+  const updateLive = (brokers: BrokerRow[]) => {
+    const gone = live.some((b) => b.nodeId !== config.nodeId && !brokers.some((n) => n.nodeId === b.nodeId));
+    live = brokers;
+    if (gone) logs.resync().catch((err: Error) => log.warn({ err: err.message }, 'resync failed'));
+  };
   /** Another broker joined or handed slots over: re-read the live brokers and take or give slots now rather than at the next heartbeat. */
   const rebalanceCoordinators = () => {
     clusterStore
       .liveBrokers(BROKER_LIVENESS_MS)
       .then((brokers) => {
-        live = brokers;
+        updateLive(brokers);
         return coordination.rebalance(brokers.map((b) => b.nodeId));
       })
       .catch((err: Error) => log.warn({ err: err.message }, 'coordinator rebalance failed'));
@@ -216,7 +229,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
       .heartbeat(config.nodeId, instanceId)
       .then(() => clusterStore.liveBrokers(BROKER_LIVENESS_MS))
       .then((brokers) => {
-        live = brokers;
+        updateLive(brokers);
         return coordination.rebalance(brokers.map((b) => b.nodeId));
       })
       .catch((err: Error) => log.warn({ err: err.message, code: 'PGKAFKA_HEARTBEAT_FAILED' }, 'broker heartbeat failed'));
@@ -243,6 +256,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
       transactions.shutdown();
       await cleaner.stop();
       await metrics?.close();
+      await announcer.close();
       await clusterStore.unregisterBroker(config.nodeId, instanceId).catch(() => {});
       await notifications.stop();
       await pool.end();

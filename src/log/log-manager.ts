@@ -1,3 +1,4 @@
+import type { AppendAnnouncer } from '../storage/pg/append-announcer.js';
 import type { BatchToAppend, LogStore, StoredBatch, TxnChanges } from '../storage/pg/log-store.js';
 import type { LogStartChange, PartitionStore } from '../storage/pg/partition-store.js';
 import type { Logger } from '../observability/logger.js';
@@ -72,6 +73,7 @@ export class LogManager {
 
   constructor(
     private readonly store: LogStore,
+    private readonly announcer: AppendAnnouncer,
     private readonly partitionStore: PartitionStore,
     private readonly instanceId: string,
     private readonly flushMaxBytes: number,
@@ -281,7 +283,7 @@ export class LogManager {
         }
         try {
           const startedAt = this.commitObserver ? performance.now() : 0;
-          const result = await this.store.append(p.topicId, p.partition, relative, rows, `${this.instanceId}:${p.topicId}:${p.partition}`, txn);
+          const result = await this.store.append(p.topicId, p.partition, relative, rows, txn);
           this.commitObserver?.((performance.now() - startedAt) / 1000);
           if (!result) {
             for (const item of items) item.reject(new AppendError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'partition no longer exists'));
@@ -300,6 +302,8 @@ export class LogManager {
           }
           this.tail.append(p, rows.map((row) => cachedCopy(row, result.baseOffset + row.relativeOffset)));
           p.advance(result.highWatermark, result.logStartOffset);
+          const partitionKey = key(p.topicId, p.partition);
+          this.announcer.announce(partitionKey, `${this.instanceId}:${partitionKey}:${result.highWatermark}:${result.logStartOffset}`);
           items.forEach((item, i) =>
             item.resolve({ baseOffset: result.baseOffset + firstRelative[i]!, logStartOffset: result.logStartOffset, logAppendTimeMs: -1n }),
           );

@@ -47,9 +47,10 @@ export interface PartitionState {
 
 // Assigns offsets and inserts every batch of one flush in a single statement
 // (one implicit transaction): the UPDATE takes the partition row's lock, so
-// concurrent writers commit in offset order, and the NOTIFY is delivered at
-// commit. The base offset is written into each batch's first 8 bytes, which
-// lie outside the CRC.
+// concurrent writers commit in offset order. The base offset is written into
+// each batch's first 8 bytes, which lie outside the CRC. Other brokers hear of
+// the append afterwards (AppendAnnouncer), not through a NOTIFY here: a
+// notifying transaction holds a database-wide lock through its commit.
 export const APPEND_SQL = `
 WITH o AS (
   UPDATE partitions SET next_offset = next_offset + $3::int8
@@ -65,7 +66,7 @@ WITH o AS (
          b.pid, b.epoch, b.seq, b.txn, b.ctl, length(b.data), overlay(b.data placing int8send(o.base + b.rel) from 1 for 8)
   FROM o, b
 )
-SELECT o.base, o.hw, o.log_start_offset, pg_notify($15, $16 || ':' || o.hw || ':' || o.log_start_offset) FROM o`;
+SELECT o.base, o.hw, o.log_start_offset FROM o`;
 
 // The same append for a flush that opens or ends transactions: in the same
 // statement, a producer's first transactional batch on the partition records
@@ -76,10 +77,10 @@ const APPEND_TXN_SQL = APPEND_SQL.replace(
   'SELECT o.base, o.hw',
   `, opened AS (
   INSERT INTO open_txns (topic_id, partition, producer_id, first_offset)
-  SELECT $1, $2, t.pid, o.base + t.rel FROM o, unnest($17::int8[], $18::int8[]) AS t(pid, rel)
+  SELECT $1, $2, t.pid, o.base + t.rel FROM o, unnest($15::int8[], $16::int8[]) AS t(pid, rel)
   ON CONFLICT (topic_id, partition, producer_id) DO NOTHING
 ), ended AS (
-  DELETE FROM open_txns x USING unnest($19::int8[], $20::int8[], $21::bool[]) AS e(pid, rel, is_commit)
+  DELETE FROM open_txns x USING unnest($17::int8[], $18::int8[], $19::bool[]) AS e(pid, rel, is_commit)
   WHERE x.topic_id = $1 AND x.partition = $2 AND x.producer_id = e.pid AND EXISTS (SELECT 1 FROM o)
   RETURNING x.producer_id, x.first_offset, e.rel, e.is_commit
 ), aborted AS (
@@ -107,8 +108,8 @@ const APPEND = { name: 'pgkafka_append', text: APPEND_SQL };
 const APPEND_TXN = { name: 'pgkafka_append_txn', text: APPEND_TXN_SQL };
 
 /**
- * The parameters of APPEND_SQL: the partition, the offsets the flush spans, the
- * batches as binary arrays, the NOTIFY channel and prefix. With `chunked`, the
+ * The parameters of APPEND_SQL: the partition, the offsets the flush spans and
+ * the batches as binary arrays. With `chunked`, the
  * batches' bytes are left in place as pieces of the bytea[] (for AppendQuery).
  */
 export function appendParams(
@@ -116,16 +117,12 @@ export function appendParams(
   partition: number,
   offsetCount: bigint,
   batches: readonly BatchToAppend[],
-  channel: string,
-  notifyPrefix: string,
 ): unknown[];
 export function appendParams(
   topicId: string,
   partition: number,
   offsetCount: bigint,
   batches: readonly BatchToAppend[],
-  channel: string,
-  notifyPrefix: string,
   chunked: true,
 ): BindValue[];
 export function appendParams(
@@ -133,8 +130,6 @@ export function appendParams(
   partition: number,
   offsetCount: bigint,
   batches: readonly BatchToAppend[],
-  channel: string,
-  notifyPrefix: string,
   chunked = false,
 ): BindValue[] {
   const data = batches.map((b) => b.data);
@@ -153,8 +148,6 @@ export function appendParams(
     boolArray(batches.map((b) => b.isTransactional)),
     boolArray(batches.map((b) => b.isControl)),
     chunked ? byteaArrayChunks(data) : byteaArray(data),
-    channel,
-    notifyPrefix,
   ];
 }
 
@@ -252,10 +245,7 @@ class AppendQuery extends PgQuery {
 
 /** The log's rows: appends, reads and offset look-ups. */
 export class LogStore {
-  constructor(
-    private readonly pool: pg.Pool,
-    private readonly appendChannel: string,
-  ) {}
+  constructor(private readonly pool: pg.Pool) {}
 
   /** Appends batches spanning `offsetCount` offsets; null if the partition does not exist. */
   async append(
@@ -263,7 +253,6 @@ export class LogStore {
     partition: number,
     offsetCount: bigint,
     batches: readonly BatchToAppend[],
-    notifyPrefix: string,
     txn: TxnChanges | null = null,
   ): Promise<{ baseOffset: bigint; highWatermark: bigint; logStartOffset: bigint } | null> {
     const withTxn = txn !== null && (txn.opened.length > 0 || txn.ended.length > 0);
@@ -276,7 +265,7 @@ export class LogStore {
           boolArray(txn.ended.map((t) => t.commit)),
         ]
       : [];
-    const params = appendParams(topicId, partition, offsetCount, batches, this.appendChannel, notifyPrefix, true);
+    const params = appendParams(topicId, partition, offsetCount, batches, true);
     const query = new AppendQuery(withTxn ? APPEND_TXN : APPEND, [...params, ...txnParams]);
     const { rows } = (await this.pool.query(query as unknown as pg.QueryConfig)) as unknown as pg.QueryResult<{ base: bigint; hw: bigint; log_start_offset: bigint }>;
     const row = rows[0];
