@@ -146,6 +146,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const updateLive = (brokers: BrokerRow[]) => {
     const gone = live.some((b) => b.nodeId !== config.nodeId && !brokers.some((n) => n.nodeId === b.nodeId));
     live = brokers;
+    logs.setOthersListening(brokers.some((b) => b.nodeId !== config.nodeId));
     if (gone) logs.resync().catch((err: Error) => log.warn({ err: err.message }, 'resync failed'));
   };
   /** Another broker joined or handed slots over: re-read the live brokers and take or give slots now rather than at the next heartbeat. */
@@ -191,7 +192,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     ? tlsServerOptions({ certFile: config.sslCertFile, keyFile: config.sslKeyFile, caFile: config.sslCaFile, clientAuth: config.sslClientAuth })
     : undefined;
   // Take this broker's coordinator slots before clients arrive (others hand theirs over once it has registered).
-  live = await clusterStore.liveBrokers(BROKER_LIVENESS_MS);
+  updateLive(await clusterStore.liveBrokers(BROKER_LIVENESS_MS));
   await coordination.rebalance(live.map((b) => b.nodeId));
 
   const server = new KafkaServer({
@@ -222,7 +223,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   // The first listener is also the broker's registered host and port (what brokers predating listeners read).
   Object.assign(context.self, context.self.listeners[listeners[0]!.name]!);
   await clusterStore.registerBroker(context.self, instanceId);
-  live = await clusterStore.liveBrokers(BROKER_LIVENESS_MS);
+  updateLive(await clusterStore.liveBrokers(BROKER_LIVENESS_MS));
   await coordinatorStore.announce();
   const heartbeat = setInterval(() => {
     clusterStore

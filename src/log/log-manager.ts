@@ -68,6 +68,8 @@ export class LogManager {
   private readonly readAhead: ReadAhead;
   /** Told how long each flush's PostgreSQL statement took, in seconds (the produce metrics); unset when metrics are off. */
   commitObserver: ((seconds: number) => void) | null = null;
+  /** Other broker processes share the database (setOthersListening). */
+  private othersListening = false;
   /** When a failed append was last logged, and how many failed since without a line. */
   private appendFailureLog = { loggedAt: 0, notLogged: 0 };
 
@@ -170,6 +172,22 @@ export class LogManager {
   async resync(): Promise<void> {
     const topics = new Set([...this.partitions.values()].map((p) => p.topicId));
     await Promise.all([...topics].map((t) => this.loadTopic(t)));
+  }
+
+  /**
+   * Whether other broker processes share the database, and so must hear of
+   * this one's appends (a lone broker skips the extra statement per flush).
+   * When one appears, every partition loaded here is announced as it stands,
+   * in case it read a partition before this broker knew of it.
+   */
+  setOthersListening(present: boolean): void {
+    if (present && !this.othersListening) for (const p of this.partitions.values()) this.announce(p);
+    this.othersListening = present;
+  }
+
+  private announce(p: PartitionLog): void {
+    const partitionKey = key(p.topicId, p.partition);
+    this.announcer.announce(partitionKey, `${this.instanceId}:${partitionKey}:${p.highWatermark}:${p.logStartOffset}`);
   }
 
   /** Another broker process moved a partition's log: `instance:topicId:partition:highWatermark:logStartOffset`. */
@@ -302,8 +320,7 @@ export class LogManager {
           }
           this.tail.append(p, rows.map((row) => cachedCopy(row, result.baseOffset + row.relativeOffset)));
           p.advance(result.highWatermark, result.logStartOffset);
-          const partitionKey = key(p.topicId, p.partition);
-          this.announcer.announce(partitionKey, `${this.instanceId}:${partitionKey}:${result.highWatermark}:${result.logStartOffset}`);
+          if (this.othersListening) this.announce(p);
           items.forEach((item, i) =>
             item.resolve({ baseOffset: result.baseOffset + firstRelative[i]!, logStartOffset: result.logStartOffset, logAppendTimeMs: -1n }),
           );

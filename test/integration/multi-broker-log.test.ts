@@ -2,7 +2,8 @@
 // on one broker is answered when a record is produced through another, the
 // announcements of a busy partition are coalesced to its newest position,
 // and when a broker disappears — perhaps after committing appends it never
-// announced — the others re-read the partitions they serve.
+// announced — the others re-read the partitions they serve. A broker alone
+// announces nothing until another registers, then what it has loaded.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -100,6 +101,40 @@ describe('appends across brokers', () => {
     await first.query('DELETE FROM brokers WHERE node_id = 3');
     const got = await parked;
     expect(got.values).toEqual(['unannounced']);
+  }, 30_000);
+});
+
+describe('a broker alone on its database', () => {
+  it('announces its partitions as they stand once another broker registers, and its appends from then on', async () => {
+    const alone = await startTestBroker();
+    const client = await RawClient.connect(alone.bootstrap);
+    const listener = new pg.Client({ connectionString: alone.databaseUrl });
+    try {
+      const created = await client.request(CreateTopicsApi, 7, { topics: [{ name: 'lonely', numPartitions: 1, replicationFactor: 1 }], timeoutMs: 1000 });
+      expect(created.topics[0]!.errorCode).toBe(0);
+      await produce(client, 'lonely', 'one');
+      await produce(client, 'lonely', 'two');
+      const [{ topic_id: topicId }] = await alone.query<{ topic_id: string }>("SELECT topic_id FROM topics WHERE name = 'lonely'");
+      await listener.connect();
+      const heard: string[] = [];
+      listener.on('notification', (n) => heard.push(n.payload ?? ''));
+      await listener.query(`LISTEN ${alone.schema}_append`);
+      const heardPosition = async (hw: bigint) => {
+        for (let i = 0; !heard.some((h) => h.endsWith(`:${topicId}:0:${hw}:0`)); i++) {
+          if (i > 100) throw new Error(`no announcement of ${hw}: ${heard.join(' ')}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      };
+      // Another broker registers (it never heartbeats: the lone one sees it for one liveness period).
+      await alone.query("INSERT INTO brokers (node_id, host, port, instance_id) VALUES (7, '127.0.0.1', 1, $1)", [randomUUID()]);
+      await heardPosition(2n);
+      await produce(client, 'lonely', 'three');
+      await heardPosition(3n);
+    } finally {
+      client.close();
+      await listener.end();
+      await alone.destroy();
+    }
   }, 30_000);
 });
 
