@@ -139,14 +139,16 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const advertisedListeners = new Map(parseListeners(config.advertisedListeners ?? '').map((l) => [l.name as string, l]));
   let live: BrokerRow[] = [];
   /**
-   * Takes the live brokers as read. A broker that is gone may have committed
+   * Takes the brokers as read. A live broker that is gone may have committed
    * appends it never announced (it died in between), so this broker re-reads
-   * the partitions it has loaded.
+   * the partitions it has loaded. Appends are announced while any other
+   * broker is registered, live or not: one that missed heartbeats (say,
+   * through a PostgreSQL outage) still listens.
    */
-  const updateLive = (brokers: BrokerRow[]) => {
-    const gone = live.some((b) => b.nodeId !== config.nodeId && !brokers.some((n) => n.nodeId === b.nodeId));
-    live = brokers;
-    logs.setOthersListening(brokers.some((b) => b.nodeId !== config.nodeId));
+  const updateLive = (brokers: { live: BrokerRow[]; registered: number[] }) => {
+    const gone = live.some((b) => b.nodeId !== config.nodeId && !brokers.live.some((n) => n.nodeId === b.nodeId));
+    live = brokers.live;
+    logs.setOthersListening(brokers.registered.some((nodeId) => nodeId !== config.nodeId));
     if (gone) logs.resync().catch((err: Error) => log.warn({ err: err.message }, 'resync failed'));
   };
   /** Another broker joined or handed slots over: re-read the live brokers and take or give slots now rather than at the next heartbeat. */
@@ -155,7 +157,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
       .liveBrokers(BROKER_LIVENESS_MS)
       .then((brokers) => {
         updateLive(brokers);
-        return coordination.rebalance(brokers.map((b) => b.nodeId));
+        return coordination.rebalance(live.map((b) => b.nodeId));
       })
       .catch((err: Error) => log.warn({ err: err.message }, 'coordinator rebalance failed'));
   };
@@ -231,7 +233,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
       .then(() => clusterStore.liveBrokers(BROKER_LIVENESS_MS))
       .then((brokers) => {
         updateLive(brokers);
-        return coordination.rebalance(brokers.map((b) => b.nodeId));
+        return coordination.rebalance(live.map((b) => b.nodeId));
       })
       .catch((err: Error) => log.warn({ err: err.message, code: 'PGKAFKA_HEARTBEAT_FAILED' }, 'broker heartbeat failed'));
   }, BROKER_HEARTBEAT_MS);

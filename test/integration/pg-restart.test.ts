@@ -1,6 +1,7 @@
 // PostgreSQL itself restarted under load. The test owns a PostgreSQL server
 // (never the shared one), runs two broker processes on it, keeps several
-// idempotent producers at acks=all on one broker, and stops PostgreSQL in the
+// idempotent producers at acks=all on one broker (and plain ones, without
+// producer ids), and stops PostgreSQL in the
 // middle of it (fast shutdown, then immediate shutdown, which is a crash as
 // far as the data is concerned), keeps it down, starts it again. Meanwhile a
 // consumer group member heartbeats and commits, and long-poll fetches stay
@@ -29,6 +30,9 @@ import { mulberry32 } from '../protocol/messages/spec.js';
 const RESTARTS: ShutdownMode[] = ['fast', 'immediate', 'fast'];
 const WRITERS = 4;
 const TOPIC = 'restart';
+/** Producers without producer ids write here. */
+const PLAIN_TOPIC = 'restart-plain';
+const PLAIN_WRITERS = 2;
 /** Nobody produces here during an outage, so fetches parked on it stay parked across the restart. */
 const PARKED_TOPIC = 'parked';
 const GROUP = 'restart-group';
@@ -94,9 +98,9 @@ describe('PostgreSQL restart', () => {
     {
       const admin = await RawClient.connect(bootstrapA);
       const created = await admin.request(CreateTopicsApi, 7, {
-        topics: [TOPIC, PARKED_TOPIC].map((name) => ({ name, numPartitions: 1, replicationFactor: 1 })), timeoutMs: 5000,
+        topics: [TOPIC, PARKED_TOPIC, PLAIN_TOPIC].map((name) => ({ name, numPartitions: 1, replicationFactor: 1 })), timeoutMs: 5000,
       });
-      expect(created.topics.map((t) => t.errorCode)).toEqual([0, 0]);
+      expect(created.topics.map((t) => t.errorCode)).toEqual([0, 0, 0]);
       admin.close();
     }
 
@@ -165,6 +169,38 @@ describe('PostgreSQL restart', () => {
           }
         } catch (err) {
           sawFailure(api, err);
+          client?.close();
+          client = null;
+          await sleep(25);
+        }
+      }
+      client?.close();
+    };
+
+    // Plain producers on A (no producer id), one record per request, every attempt a new value.
+    const plainAcknowledged = new Map<bigint, string>();
+    const plainWriter = async (w: number) => {
+      let client: RawClient | null = null;
+      for (let attempt = 0; !stop; attempt++) {
+        try {
+          if (!client || client.closed) {
+            client?.close();
+            client = null;
+            client = await RawClient.connect(bootstrapA);
+          }
+          const value = `plain-w${w}-a${attempt}`;
+          const res = await client.request(ProduceApi, 9, {
+            acks: -1, timeoutMs: 5000,
+            topicData: [{ name: PLAIN_TOPIC, partitionData: [{ index: 0, records: buildBatch({ records: [{ key: null, value: Buffer.from(value) }] }) }] }],
+          });
+          const p = res.responses[0]!.partitionResponses[0]!;
+          if (p.errorCode === ErrorCode.NONE) plainAcknowledged.set(p.baseOffset, value);
+          else {
+            sawCode('Produce (plain)', p.errorCode, value);
+            await sleep(20);
+          }
+        } catch (err) {
+          sawFailure('Produce (plain)', err);
           client?.close();
           client = null;
           await sleep(25);
@@ -322,7 +358,7 @@ describe('PostgreSQL restart', () => {
       admin(async (c) => Number((await c.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'pgkafka-listen'`)).rows[0].n));
     expect(await listenConnections()).toBe(2);
 
-    const tasks = [...Array.from({ length: WRITERS }, (_, w) => writer(w)), groupMember(), consumer()];
+    const tasks = [...Array.from({ length: WRITERS }, (_, w) => writer(w)), ...Array.from({ length: PLAIN_WRITERS }, (_, w) => plainWriter(w)), groupMember(), consumer()];
     const figures: { mode: ShutdownMode; stopMs: number; downMs: number; startMs: number; produceMs: number; commitMs: number; listenMs: number; wakeA: number; wakeB: number }[] = [];
     try {
       await within(5000, () => acks >= 50);
@@ -371,10 +407,24 @@ describe('PostgreSQL restart', () => {
       await Promise.all(tasks);
     }
 
+    // B hears of A's appends just after A answers them: wait (bounded) until B's high watermarks reach what A acknowledged.
+    const maxAcked = (m: ReadonlyMap<bigint, string>) => [...m.keys()].reduce((a, b) => (b > a ? b : a), -1n);
+    const reader = await RawClient.connect(bootstrapB);
+    const caughtUp = await within(5000, async () => {
+      for (const [topic, acked] of [[TOPIC, acknowledged], [PLAIN_TOPIC, plainAcknowledged]] as const) {
+        const res = await reader.request(FetchApi, 11, fetchRequest(topic, 0n, 0));
+        if (res.responses[0]!.partitions[0]!.highWatermark <= maxAcked(acked)) return false;
+      }
+      return true;
+    });
+    reader.close();
+    expect(caughtUp, 'B caught up with A').toBeGreaterThanOrEqual(0);
     // Read back through B, which never appended to the topic: its reads come from PostgreSQL, not from a cache.
     const stored = await readLog(bootstrapB, TOPIC);
     const { lost, lostValues, duplicates } = compareWithLog(stored, acknowledged, ackedValues);
     const parkedStored = (await readLog(bootstrapB, PARKED_TOPIC)).map((r) => r.value);
+    const plainStored = await readLog(bootstrapB, PLAIN_TOPIC);
+    const plain = compareWithLog(plainStored, plainAcknowledged, new Set());
     const offsets = await (async () => {
       const c = await RawClient.connect(coordinator);
       try {
@@ -389,7 +439,8 @@ describe('PostgreSQL restart', () => {
 
     process.stdout.write(
       `pg restart (PG_RESTART_SEED=${SEED}): ${RESTARTS.length} restarts (${RESTARTS.join(', ')}), ${acknowledged.size} records acknowledged with offsets ` +
-        `(${ackedValues.size} in all), ${stored.length} stored, lost ${lost.length + lostValues.length}, duplicates ${duplicates.length}, ` +
+        `(${ackedValues.size} in all), ${stored.length} stored, lost ${lost.length + lostValues.length}, duplicates ${duplicates.length}; ` +
+        `plain: ${plainAcknowledged.size} acknowledged, ${plainStored.length} stored, lost ${plain.lost.length}; ` +
         `${commits} offset commits (last ${committed}, stored ${committedStored}), ${consumed.length} consumed on B, ${((Date.now() - started) / 1000).toFixed(1)} s\n` +
         `served again after each restart (produce acknowledged): ${figures.map((f) => `${f.produceMs} ms`).join(', ')}\n` +
         `errors seen: ${JSON.stringify(errors)}\n`,
@@ -403,6 +454,10 @@ describe('PostgreSQL restart', () => {
     expect(lostValues, context).toEqual([]);
     expect(duplicates, context).toEqual([]);
     expect(stored.map((r) => r.offset), context).toEqual(stored.map((_, i) => BigInt(i)));
+    expect(plainAcknowledged.size, context).toBeGreaterThan(200);
+    expect(plain.lost, context).toEqual([]);
+    expect(plain.duplicates, context).toEqual([]);
+    expect(plainStored.map((r) => r.offset), context).toEqual(plainStored.map((_, i) => BigInt(i)));
     expect(parkedStored, context).toEqual(parkedAcks);
     expect(gaps, context).toEqual([]);
     expect(consumed.length, context).toBeGreaterThan(acknowledged.size / 4);

@@ -24,7 +24,7 @@ export class AppendAnnouncer {
   private sending: Promise<void> | null = null;
   private retryMs = RETRY_FIRST_MS;
   private closed = false;
-  /** Ends the wait before a retry (at close). */
+  /** Ends the wait before a retry (at close, or when an append shows PostgreSQL is back). */
   private skipWait: (() => void) | null = null;
 
   constructor(
@@ -33,9 +33,14 @@ export class AppendAnnouncer {
     private readonly log: Logger,
   ) {}
 
-  /** Queues `payload` as the newest position of `partitionKey`, replacing one not yet sent. */
+  /**
+   * Queues `payload` as the newest position of `partitionKey`, replacing one
+   * not yet sent. An append just committed, so PostgreSQL is reachable: a
+   * failed announcement waiting to be retried is retried now.
+   */
   announce(partitionKey: string, payload: string): void {
     this.pending.set(partitionKey, payload);
+    this.skipWait?.();
     this.sending ??= this.send();
   }
 

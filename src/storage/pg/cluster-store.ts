@@ -36,11 +36,15 @@ export class ClusterStore {
     await this.pool.query('DELETE FROM brokers WHERE node_id = $1 AND instance_id = $2', [nodeId, instanceId]);
   }
 
-  async liveBrokers(maxAgeMs: number): Promise<BrokerRow[]> {
-    const { rows } = await this.pool.query<{ node_id: number; host: string; port: number; rack: string | null; listeners: BrokerRow['listeners'] }>(
-      `SELECT node_id, host, port, rack, listeners FROM brokers WHERE last_seen > now() - make_interval(secs => $1::float8 / 1000) ORDER BY node_id`,
+  /** The registered brokers seen within `maxAgeMs`, and the node ids of every registered one (live or not). */
+  async liveBrokers(maxAgeMs: number): Promise<{ live: BrokerRow[]; registered: number[] }> {
+    const { rows } = await this.pool.query<{ node_id: number; host: string; port: number; rack: string | null; listeners: BrokerRow['listeners']; live: boolean }>(
+      `SELECT node_id, host, port, rack, listeners, last_seen > now() - make_interval(secs => $1::float8 / 1000) AS live FROM brokers ORDER BY node_id`,
       [maxAgeMs],
     );
-    return rows.map((r) => ({ nodeId: r.node_id, host: r.host, port: r.port, rack: r.rack, listeners: r.listeners }));
+    return {
+      live: rows.filter((r) => r.live).map((r) => ({ nodeId: r.node_id, host: r.host, port: r.port, rack: r.rack, listeners: r.listeners })),
+      registered: rows.map((r) => r.node_id),
+    };
   }
 }
