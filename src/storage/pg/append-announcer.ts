@@ -2,9 +2,10 @@ import type pg from 'pg';
 import type { Logger } from '../../observability/logger.js';
 
 // Payloads sent as NOTIFYs on the append channel, in a transaction of their
-// own. Its commit does not wait for the WAL flush: a notifying transaction
-// holds a database-wide lock until its commit ends, and the payloads only
-// describe appends that are already durable.
+// own. A notifying transaction holds a database-wide lock until its commit
+// ends, so that commit must not wait for a WAL flush: this one writes no WAL
+// of its own, and synchronous_commit is off for it besides (the payloads
+// only describe appends that are already durable).
 const ANNOUNCE_SQL = `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, payload) FROM unnest($2::text[]) AS payload`;
 
 /** A failed announcement is retried after this long, doubling up to the maximum. */
