@@ -121,6 +121,15 @@ export async function runLatency(ctx: Ctx): Promise<Row[]> {
       col.add(`${floorName}: p50`, 'ms', floor.p50, { note: 'no broker, no client' });
       col.add(`${floorName}: p99`, 'ms', floor.p99);
       col.add(`${floorName}: p99.9`, 'ms', floor.p999);
+      // And from PostgreSQL's own C client, with no Node.js process in the path.
+      const cFloor = await sql.pgbenchCommitLatency(1000, seconds);
+      if (cFloor) {
+        ctx.log(`  run ${run + 1} PostgreSQL floor by pgbench 1000/s: p50 ${cFloor.p50.toFixed(2)} p99 ${cFloor.p99.toFixed(2)} p99.9 ${cFloor.p999.toFixed(2)} ms (${cFloor.commits} commits)`);
+        const cName = 'PostgreSQL floor by pgbench (C client): append statement, 1k commits/s, one record each';
+        col.add(`${cName}: p50`, 'ms', cFloor.p50, { note: 'timed from each commit\'s scheduled start' });
+        col.add(`${cName}: p99`, 'ms', cFloor.p99);
+        col.add(`${cName}: p99.9`, 'ms', cFloor.p999);
+      }
       for (const rate of [1000, 10_000]) {
         const topic = `lat-${rate}-${run}`;
         await createTopic(broker.bootstrap, topic, 1);

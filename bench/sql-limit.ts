@@ -3,7 +3,11 @@
 // batches appended with the broker's own statement and parameters
 // (src/storage/pg/log-store.ts: offsets assigned under the partition row lock,
 // one statement per batch), from 4 concurrent connections across the partitions.
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { buildBatch } from '../src/protocol/records/index.js';
 import { createLogger } from '../src/observability/logger.js';
@@ -153,6 +157,65 @@ export class SqlLimit {
       return { p50: percentileSorted(s, 50), p99: percentileSorted(s, 99), p999: percentileSorted(s, 99.9), commits };
     } finally {
       await c.end();
+    }
+  }
+
+  /**
+   * The same floor measured by PostgreSQL's own C client, so that no Node.js
+   * process is in it: pgbench runs the append statement (its parameters
+   * written in, prepared once) from one connection at `rate` commits per
+   * second, one record per commit. pgbench times each commit from when it
+   * was scheduled, so a stall also counts against the commits it delays.
+   * Null when pgbench is not installed (BENCH_PGBENCH names another).
+   */
+  async pgbenchCommitLatency(rate: number, seconds: number): Promise<{ p50: number; p99: number; p999: number; commits: number } | null> {
+    const pgbench = process.env.BENCH_PGBENCH ?? 'pgbench';
+    const topicId = randomUUID();
+    const setup = await pgClient();
+    try {
+      await setup.query(`INSERT INTO ${this.schema}.topics VALUES ($1, $2, 1)`, [topicId, `t-${topicId}`]);
+      await setup.query(`INSERT INTO ${this.schema}.partitions (topic_id, partition) VALUES ($1, 0)`, [topicId]);
+    } finally {
+      await setup.end();
+    }
+    const data = buildBatch({ records: [{ key: null, value: Buffer.alloc(100, 0x64) }] });
+    const literals = [
+      `'${topicId}'::uuid`, '0', '1', `'{0}'`, `'{0}'`, `'{1}'`, `'{0}'`, `'{0}'`, `'{-1}'`, `'{-1}'`, `'{-1}'`, `'{f}'`, `'{f}'`,
+      `ARRAY['\\x${data.toString('hex')}'::bytea]`,
+    ];
+    // $14 before $1, so that $1 does not match the start of $10–$14.
+    let statement = APPEND_SQL;
+    for (let i = literals.length; i >= 1; i--) statement = statement.replaceAll(`$${i}`, literals[i - 1]!);
+    const dir = mkdtempSync(join(tmpdir(), 'pgkafka-bench-pgbench-'));
+    try {
+      writeFileSync(join(dir, 'append.sql'), `${statement.replace(/\s+/g, ' ').trim()};\n`);
+      const args = ['-n', '-c', '1', '-M', 'prepared', '-R', String(rate), '-T', String(seconds + 1), '-l', '--log-prefix', join(dir, 'log'), '-f', join(dir, 'append.sql'), DATABASE_URL];
+      const code = await new Promise<number | null>((resolve) => {
+        const child = spawn(pgbench, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, PGOPTIONS: `-c search_path=${this.schema}` } });
+        let err = '';
+        child.stderr.on('data', (c: Buffer) => (err = (err + c.toString()).slice(-2000)));
+        child.on('error', () => resolve(null));
+        child.on('exit', (c) => {
+          if (c !== 0) process.stderr.write(`  pgbench exited with ${c}: ${err}\n`);
+          resolve(c);
+        });
+      });
+      if (code !== 0) return null;
+      // Log lines: client transaction latency_us script epoch_s epoch_us [lag_us]; the first second is warm-up.
+      const lines = readdirSync(dir).filter((f) => f.startsWith('log')).flatMap((f) => readFileSync(join(dir, f), 'utf8').trim().split('\n'));
+      const rows = lines.map((l) => l.split(' ').map(Number)).filter((r) => r.length >= 6);
+      const check = await pgClient();
+      try {
+        const { rows: stored } = await check.query(`SELECT next_offset FROM ${this.schema}.partitions WHERE topic_id = $1`, [topicId]);
+        if (Number(stored[0]?.next_offset) !== rows.length) throw new Error(`pgbench committed ${rows.length} appends, the partition holds ${stored[0]?.next_offset}`);
+      } finally {
+        await check.end();
+      }
+      const start = Math.min(...rows.map((r) => r[4]!)) + 1;
+      const lat = rows.filter((r) => r[4]! >= start).map((r) => r[2]! / 1000).sort((a, b) => a - b);
+      return { p50: percentileSorted(lat, 50), p99: percentileSorted(lat, 99), p999: percentileSorted(lat, 99.9), commits: lat.length };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   }
 }
