@@ -90,6 +90,29 @@ const APPEND_TXN_SQL = APPEND_SQL.replace(
 SELECT o.base, o.hw`,
 );
 
+// The same append for several partitions at once, in one statement and so
+// one transaction and one commit: r lists the partitions (sorted, so brokers
+// take their row locks in one order) with the offsets each spans; each batch
+// names its partition by its position in r.
+const APPEND_MANY_SQL = `
+WITH r AS (
+  SELECT * FROM unnest($1::uuid[], $2::int4[], $3::int8[]) WITH ORDINALITY AS r(topic_id, partition, n, idx)
+), o AS (
+  UPDATE partitions p SET next_offset = p.next_offset + r.n
+  FROM r WHERE p.topic_id = r.topic_id AND p.partition = r.partition
+  RETURNING r.idx, r.topic_id, r.partition, p.next_offset - r.n AS base, p.next_offset AS hw, p.log_start_offset
+), b AS (
+  SELECT * FROM unnest($4::int4[], $5::int8[], $6::int4[], $7::int4[], $8::int8[], $9::int8[], $10::int8[], $11::int2[], $12::int4[], $13::bool[], $14::bool[], $15::bytea[])
+    AS t(idx, rel, last_delta, cnt, first_ts, max_ts, pid, epoch, seq, txn, ctl, data)
+), ins AS (
+  INSERT INTO batches (topic_id, partition, base_offset, last_offset, record_count, first_timestamp, max_timestamp,
+                       producer_id, producer_epoch, base_sequence, is_transactional, is_control, size, data)
+  SELECT o.topic_id, o.partition, o.base + b.rel, o.base + b.rel + b.last_delta, b.cnt, b.first_ts, b.max_ts,
+         b.pid, b.epoch, b.seq, b.txn, b.ctl, length(b.data), overlay(b.data placing int8send(o.base + b.rel) from 1 for 8)
+  FROM o JOIN b ON b.idx = o.idx
+)
+SELECT o.idx, o.base, o.hw, o.log_start_offset FROM o`;
+
 // Batches overlapping [from, hw), in offset order, cut where the running size
 // passes maxBytes (the caller keeps or drops the row that crosses it). Read
 // through binary COPY (no bind parameters there: every value is a number or
@@ -106,6 +129,18 @@ SELECT base_offset, last_offset, data FROM (
 
 const APPEND = { name: 'pgkafka_append', text: APPEND_SQL };
 const APPEND_TXN = { name: 'pgkafka_append_txn', text: APPEND_TXN_SQL };
+const APPEND_MANY = { name: 'pgkafka_append_many', text: APPEND_MANY_SQL };
+
+/**
+ * Appends up to this many bytes may share a statement with other
+ * partitions' appends; larger ones go alone, so that PostgreSQL works on
+ * them in parallel backends.
+ */
+export const SHARED_APPEND_MAX_BYTES = 64 * 1024;
+/** Most bytes of appends in one shared statement. */
+const SHARED_STATEMENT_MAX_BYTES = 1024 * 1024;
+/** Shared statements in flight at once; appends that arrive meanwhile wait and go together in the next. */
+const SHARED_STATEMENTS_IN_FLIGHT = 2;
 
 /**
  * The parameters of APPEND_SQL: the partition, the offsets the flush spans and
@@ -132,11 +167,13 @@ export function appendParams(
   batches: readonly BatchToAppend[],
   chunked = false,
 ): BindValue[] {
+  return [topicId, String(partition), String(offsetCount), ...batchColumns(batches, chunked)];
+}
+
+/** The batches' columns as binary arrays (APPEND_SQL's $4–$14); with `chunked`, their bytes as pieces. */
+function batchColumns(batches: readonly BatchToAppend[], chunked: boolean): BindValue[] {
   const data = batches.map((b) => b.data);
   return [
-    topicId,
-    String(partition),
-    String(offsetCount),
     int8Array(batches.map((b) => b.relativeOffset)),
     int4Array(batches.map((b) => b.lastOffsetDelta)),
     int4Array(batches.map((b) => b.recordCount)),
@@ -243,20 +280,107 @@ class AppendQuery extends PgQuery {
   }
 }
 
+export interface Appended {
+  baseOffset: bigint;
+  highWatermark: bigint;
+  logStartOffset: bigint;
+}
+
+interface SharedAppend {
+  topicId: string;
+  partition: number;
+  offsetCount: bigint;
+  batches: readonly BatchToAppend[];
+  bytes: number;
+  resolve: (appended: Appended | null) => void;
+  reject: (err: unknown) => void;
+}
+
 /** The log's rows: appends, reads and offset look-ups. */
 export class LogStore {
+  /** Small appends waiting for a shared statement (see append). */
+  private readonly sharedWaiting: SharedAppend[] = [];
+  private sharedInFlight = 0;
+
   constructor(private readonly pool: pg.Pool) {}
 
-  /** Appends batches spanning `offsetCount` offsets; null if the partition does not exist. */
-  async append(
-    topicId: string,
-    partition: number,
-    offsetCount: bigint,
-    batches: readonly BatchToAppend[],
-    txn: TxnChanges | null = null,
-  ): Promise<{ baseOffset: bigint; highWatermark: bigint; logStartOffset: bigint } | null> {
+  /**
+   * Appends batches spanning `offsetCount` offsets; null if the partition
+   * does not exist. Small appends of different partitions that are ready
+   * while earlier ones commit share one statement: one transaction, one
+   * WAL flush and one round trip instead of one each (a commit costs
+   * PostgreSQL far more CPU than the rows of a small batch). The caller
+   * sends a partition's next append only after this one is answered, so a
+   * statement holds each partition once. Appends that open or end
+   * transactions go alone.
+   */
+  append(topicId: string, partition: number, offsetCount: bigint, batches: readonly BatchToAppend[], txn: TxnChanges | null = null): Promise<Appended | null> {
     const withTxn = txn !== null && (txn.opened.length > 0 || txn.ended.length > 0);
-    const txnParams = withTxn
+    let bytes = 0;
+    for (const b of batches) bytes += b.data.length;
+    if (withTxn || bytes > SHARED_APPEND_MAX_BYTES) return this.appendAlone(topicId, partition, offsetCount, batches, withTxn ? txn : null);
+    return new Promise((resolve, reject) => {
+      this.sharedWaiting.push({ topicId, partition, offsetCount, batches, bytes, resolve, reject });
+      this.sendShared();
+    });
+  }
+
+  private sendShared(): void {
+    while (this.sharedInFlight < SHARED_STATEMENTS_IN_FLIGHT && this.sharedWaiting.length > 0) {
+      let bytes = 0;
+      let n = 0;
+      while (n < this.sharedWaiting.length && (n === 0 || bytes + this.sharedWaiting[n]!.bytes <= SHARED_STATEMENT_MAX_BYTES)) bytes += this.sharedWaiting[n++]!.bytes;
+      const taken = this.sharedWaiting.splice(0, n);
+      this.sharedInFlight++;
+      const sent =
+        taken.length === 1
+          ? this.appendAlone(taken[0]!.topicId, taken[0]!.partition, taken[0]!.offsetCount, taken[0]!.batches, null).then((appended) => [appended])
+          : this.appendMany(taken);
+      // Counted out before the callers hear, so appends they make in reply see the statement gone.
+      void sent.then(
+        (results) => {
+          this.sharedInFlight--;
+          taken.forEach((a, i) => a.resolve(results[i]!));
+          this.sendShared();
+        },
+        (err: unknown) => {
+          this.sharedInFlight--;
+          taken.forEach((a) => a.reject(err));
+          this.sendShared();
+        },
+      );
+    }
+  }
+
+  /** Several partitions' appends in one statement; each one's result (null: no such partition), in the order given. */
+  private async appendMany(appends: readonly SharedAppend[]): Promise<(Appended | null)[]> {
+    // Sorted, so that every broker locks partition rows in the same order.
+    const order = appends.map((_, i) => i).sort((x, y) => {
+      const a = appends[x]!;
+      const b = appends[y]!;
+      return a.topicId < b.topicId ? -1 : a.topicId > b.topicId ? 1 : a.partition - b.partition;
+    });
+    const sorted = order.map((i) => appends[i]!);
+    for (const a of sorted) if (!UUID.test(a.topicId)) throw new Error(`not a topic id: ${a.topicId}`);
+    const rows = sorted.flatMap((a, i) => a.batches.map((batch) => ({ idx: i + 1, batch })));
+    const params: BindValue[] = [
+      `{${sorted.map((a) => a.topicId).join(',')}}`,
+      int4Array(sorted.map((a) => a.partition)),
+      int8Array(sorted.map((a) => a.offsetCount)),
+      int4Array(rows.map((r) => r.idx)),
+      ...batchColumns(rows.map((r) => r.batch), true),
+    ];
+    const query = new AppendQuery(APPEND_MANY, params);
+    const result = (await this.pool.query(query as unknown as pg.QueryConfig)) as unknown as pg.QueryResult<{ idx: string; base: bigint; hw: bigint; log_start_offset: bigint }>;
+    const bySorted = new Map(result.rows.map((row) => [Number(row.idx), { baseOffset: row.base, highWatermark: row.hw, logStartOffset: row.log_start_offset }]));
+    const out: (Appended | null)[] = new Array(appends.length).fill(null);
+    order.forEach((given, i) => (out[given] = bySorted.get(i + 1) ?? null));
+    return out;
+  }
+
+  private async appendAlone(topicId: string, partition: number, offsetCount: bigint, batches: readonly BatchToAppend[], txn: TxnChanges | null): Promise<Appended | null> {
+    const withTxn = txn !== null;
+    const txnParams = txn
       ? [
           int8Array(txn.opened.map((t) => t.producerId)),
           int8Array(txn.opened.map((t) => t.relativeOffset)),
