@@ -371,15 +371,15 @@ export class LogStore {
       ...batchColumns(rows.map((r) => r.batch), true),
     ];
     const query = new AppendQuery(APPEND_MANY, params);
-    const result = (await this.pool.query(query as unknown as pg.QueryConfig)) as unknown as pg.QueryResult<{ idx: string; base: bigint; hw: bigint; log_start_offset: bigint }>;
+    const result = (await this.pool.query(query as unknown as pg.QueryConfig)) as unknown as pg.QueryResult<{ idx: bigint; base: bigint; hw: bigint; log_start_offset: bigint }>;
     const bySorted = new Map(result.rows.map((row) => [Number(row.idx), { baseOffset: row.base, highWatermark: row.hw, logStartOffset: row.log_start_offset }]));
     const out: (Appended | null)[] = new Array(appends.length).fill(null);
     order.forEach((given, i) => (out[given] = bySorted.get(i + 1) ?? null));
     return out;
   }
 
+  /** One partition's append in a statement of its own (APPEND_TXN_SQL when it opens or ends transactions). */
   private async appendAlone(topicId: string, partition: number, offsetCount: bigint, batches: readonly BatchToAppend[], txn: TxnChanges | null): Promise<Appended | null> {
-    const withTxn = txn !== null;
     const txnParams = txn
       ? [
           int8Array(txn.opened.map((t) => t.producerId)),
@@ -390,7 +390,7 @@ export class LogStore {
         ]
       : [];
     const params = appendParams(topicId, partition, offsetCount, batches, true);
-    const query = new AppendQuery(withTxn ? APPEND_TXN : APPEND, [...params, ...txnParams]);
+    const query = new AppendQuery(txn ? APPEND_TXN : APPEND, [...params, ...txnParams]);
     const { rows } = (await this.pool.query(query as unknown as pg.QueryConfig)) as unknown as pg.QueryResult<{ base: bigint; hw: bigint; log_start_offset: bigint }>;
     const row = rows[0];
     return row ? { baseOffset: row.base, highWatermark: row.hw, logStartOffset: row.log_start_offset } : null;
