@@ -139,4 +139,50 @@ describe('appends of several partitions in one statement', () => {
     for (const r of rows) partitionsPerTransaction.set(r.tx, (partitionsPerTransaction.get(r.tx) ?? new Set()).add(r.partition));
     expect(Math.max(...[...partitionsPerTransaction.values()].map((s) => s.size))).toBeGreaterThan(1);
   });
+
+  it('lets two brokers share statements over the same partitions without deadlocking, whatever order they were given', async () => {
+    const topicId = await createTopic('shared-two-brokers', 14);
+    // The plan PostgreSQL picks when it has many partitions to look up: an index look-up per listed partition,
+    // in the order listed (here forced, so the test does not depend on the table's size and statistics).
+    const pools = [0, 1].map(() => createPool({ connectionString: broker.databaseUrl, schema: broker.schema, max: 4 }));
+    for (const p of pools) p.on('connect', (c) => void c.query('SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_seqscan = off'));
+    // Row locks held from outside: partitions 12 and 13 keep each broker's two statements in flight busy, so the
+    // appends to 0–11 that follow wait and go out together; partition 6 then stops both shared statements midway.
+    const lockers = [new pg.Client({ connectionString: broker.databaseUrl }), new pg.Client({ connectionString: broker.databaseUrl })];
+    try {
+      for (const [locker, held] of [[lockers[0]!, [12, 13]], [lockers[1]!, [6]]] as const) {
+        await locker.connect();
+        await locker.query('BEGIN');
+        await locker.query(`SELECT 1 FROM ${broker.schema}.partitions WHERE topic_id = $1 AND partition = ANY($2) FOR UPDATE`, [topicId, held]);
+      }
+      const stores = pools.map((p) => new LogStore(p));
+      const appended = stores.map((store, s) => {
+        const first = [12, 13].map((p) => store.append(topicId, p, 1n, [batchOf(`${s}-${p}`)]));
+        // One broker is handed the partitions upwards, the other downwards.
+        const order = Array.from({ length: 12 }, (_, p) => (s === 0 ? p : 11 - p));
+        return Promise.allSettled([...first, ...order.map((p) => store.append(topicId, p, 1n, [batchOf(`${s}-${p}`)]))]);
+      });
+      await lockers[0]!.query('COMMIT');
+      // Both shared statements are under way and waiting on a row lock (taken in opposite orders, they would hold each other's).
+      for (let i = 0; ; i++) {
+        const [{ waiting }] = await broker.query<{ waiting: number }>(
+          "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%WITH ORDINALITY%'",
+        );
+        if (waiting === 2) break;
+        if (i > 200) throw new Error(`shared statements waiting on a lock: ${waiting}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      await lockers[1]!.query('COMMIT');
+      const results = (await Promise.all(appended)).flat();
+      expect(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+    } finally {
+      for (const locker of lockers) await locker.end();
+      for (const p of pools) await p.end();
+    }
+    const rows = await broker.query<{ partition: number; n: number }>(
+      'SELECT partition, count(*)::int AS n FROM batches WHERE topic_id = $1 GROUP BY partition ORDER BY partition',
+      [topicId],
+    );
+    expect(rows.map((r) => [r.partition, r.n])).toEqual(Array.from({ length: 14 }, (_, p) => [p, 2]));
+  }, 30_000);
 });

@@ -91,16 +91,21 @@ SELECT o.base, o.hw`,
 );
 
 // The same append for several partitions at once, in one statement and so
-// one transaction and one commit: r lists the partitions (sorted, so brokers
-// take their row locks in one order) with the offsets each spans; each batch
-// names its partition by its position in r.
+// one transaction and one commit: r lists the partitions with the offsets
+// each spans, and each batch names its partition by its position in r. The
+// partition rows are locked in sorted order before they are updated (l), so
+// that two brokers' statements, whatever plan PostgreSQL picks for each,
+// never hold locks the other waits for.
 const APPEND_MANY_SQL = `
 WITH r AS (
   SELECT * FROM unnest($1::uuid[], $2::int4[], $3::int8[]) WITH ORDINALITY AS r(topic_id, partition, n, idx)
+), l AS MATERIALIZED (
+  SELECT r.idx, r.topic_id, r.partition, r.n FROM partitions p JOIN r ON p.topic_id = r.topic_id AND p.partition = r.partition
+  ORDER BY r.topic_id, r.partition FOR UPDATE OF p
 ), o AS (
-  UPDATE partitions p SET next_offset = p.next_offset + r.n
-  FROM r WHERE p.topic_id = r.topic_id AND p.partition = r.partition
-  RETURNING r.idx, r.topic_id, r.partition, p.next_offset - r.n AS base, p.next_offset AS hw, p.log_start_offset
+  UPDATE partitions p SET next_offset = p.next_offset + l.n
+  FROM l WHERE p.topic_id = l.topic_id AND p.partition = l.partition
+  RETURNING l.idx, l.topic_id, l.partition, p.next_offset - l.n AS base, p.next_offset AS hw, p.log_start_offset
 ), b AS (
   SELECT * FROM unnest($4::int4[], $5::int8[], $6::int4[], $7::int4[], $8::int8[], $9::int8[], $10::int8[], $11::int2[], $12::int4[], $13::bool[], $14::bool[], $15::bytea[])
     AS t(idx, rel, last_delta, cnt, first_ts, max_ts, pid, epoch, seq, txn, ctl, data)
@@ -354,28 +359,19 @@ export class LogStore {
 
   /** Several partitions' appends in one statement; each one's result (null: no such partition), in the order given. */
   private async appendMany(appends: readonly SharedAppend[]): Promise<(Appended | null)[]> {
-    // Sorted, so that every broker locks partition rows in the same order.
-    const order = appends.map((_, i) => i).sort((x, y) => {
-      const a = appends[x]!;
-      const b = appends[y]!;
-      return a.topicId < b.topicId ? -1 : a.topicId > b.topicId ? 1 : a.partition - b.partition;
-    });
-    const sorted = order.map((i) => appends[i]!);
-    for (const a of sorted) if (!UUID.test(a.topicId)) throw new Error(`not a topic id: ${a.topicId}`);
-    const rows = sorted.flatMap((a, i) => a.batches.map((batch) => ({ idx: i + 1, batch })));
+    for (const a of appends) if (!UUID.test(a.topicId)) throw new Error(`not a topic id: ${a.topicId}`);
+    const rows = appends.flatMap((a, i) => a.batches.map((batch) => ({ idx: i + 1, batch })));
     const params: BindValue[] = [
-      `{${sorted.map((a) => a.topicId).join(',')}}`,
-      int4Array(sorted.map((a) => a.partition)),
-      int8Array(sorted.map((a) => a.offsetCount)),
+      `{${appends.map((a) => a.topicId).join(',')}}`,
+      int4Array(appends.map((a) => a.partition)),
+      int8Array(appends.map((a) => a.offsetCount)),
       int4Array(rows.map((r) => r.idx)),
       ...batchColumns(rows.map((r) => r.batch), true),
     ];
     const query = new AppendQuery(APPEND_MANY, params);
     const result = (await this.pool.query(query as unknown as pg.QueryConfig)) as unknown as pg.QueryResult<{ idx: bigint; base: bigint; hw: bigint; log_start_offset: bigint }>;
-    const bySorted = new Map(result.rows.map((row) => [Number(row.idx), { baseOffset: row.base, highWatermark: row.hw, logStartOffset: row.log_start_offset }]));
-    const out: (Appended | null)[] = new Array(appends.length).fill(null);
-    order.forEach((given, i) => (out[given] = bySorted.get(i + 1) ?? null));
-    return out;
+    const byPosition = new Map(result.rows.map((row) => [Number(row.idx), { baseOffset: row.base, highWatermark: row.hw, logStartOffset: row.log_start_offset }]));
+    return appends.map((_, i) => byPosition.get(i + 1) ?? null);
   }
 
   /** One partition's append in a statement of its own (APPEND_TXN_SQL when it opens or ends transactions). */
