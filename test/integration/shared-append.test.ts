@@ -140,6 +140,29 @@ describe('appends of several partitions in one statement', () => {
     expect(Math.max(...[...partitionsPerTransaction.values()].map((s) => s.size))).toBeGreaterThan(1);
   });
 
+  it('puts two appends of one partition in different statements, in the order they came', async () => {
+    const topicId = await createTopic('shared-same-partition', 4);
+    const store = new LogStore(pool);
+    const results = await Promise.all([
+      store.append(topicId, 0, 1n, [batchOf('zero')]),
+      store.append(topicId, 1, 1n, [batchOf('one')]),
+      // These three wait together: the second append of partition 2 must follow the first, in a statement of its own.
+      store.append(topicId, 2, 2n, [batchOf('first', 2)]),
+      store.append(topicId, 2, 3n, [batchOf('second', 3)]),
+      store.append(topicId, 3, 1n, [batchOf('three')]),
+    ]);
+    expect(results.map((r) => r!.baseOffset)).toEqual([0n, 0n, 0n, 2n, 0n]);
+    expect(results[3]!.highWatermark).toBe(5n);
+    const rows = await broker.query<{ partition: number; base_offset: string; tx: string }>(
+      'SELECT partition, base_offset::text, xmin::text AS tx FROM batches b WHERE topic_id = $1 ORDER BY b.partition, b.base_offset',
+      [topicId],
+    );
+    const two = rows.filter((r) => r.partition === 2);
+    expect(two.map((r) => r.base_offset)).toEqual(['0', '2']);
+    expect(two[0]!.tx).not.toBe(two[1]!.tx);
+    expect(rows.find((r) => r.partition === 3)!.tx).toBe(two[0]!.tx);
+  });
+
   it('lets two brokers share statements over the same partitions without deadlocking, whatever order they were given', async () => {
     const topicId = await createTopic('shared-two-brokers', 14);
     // The plan PostgreSQL picks when it has many partitions to look up: an index look-up per listed partition,

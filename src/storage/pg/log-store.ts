@@ -141,7 +141,7 @@ const APPEND_MANY = { name: 'pgkafka_append_many', text: APPEND_MANY_SQL };
  * partitions' appends; larger ones go alone, so that PostgreSQL works on
  * them in parallel backends.
  */
-export const SHARED_APPEND_MAX_BYTES = 64 * 1024;
+const SHARED_APPEND_MAX_BYTES = 64 * 1024;
 /** Most bytes of appends in one shared statement. */
 const SHARED_STATEMENT_MAX_BYTES = 1024 * 1024;
 /** Shared statements in flight at once; appends that arrive meanwhile wait and go together in the next. */
@@ -314,10 +314,9 @@ export class LogStore {
    * does not exist. Small appends of different partitions that are ready
    * while earlier ones commit share one statement: one transaction, one
    * WAL flush and one round trip instead of one each (a commit costs
-   * PostgreSQL far more CPU than the rows of a small batch). The caller
-   * sends a partition's next append only after this one is answered, so a
-   * statement holds each partition once. Appends that open or end
-   * transactions go alone.
+   * PostgreSQL far more CPU than the rows of a small batch). A statement
+   * holds each partition once. Appends that open or end transactions go
+   * alone.
    */
   append(topicId: string, partition: number, offsetCount: bigint, batches: readonly BatchToAppend[], txn: TxnChanges | null = null): Promise<Appended | null> {
     const withTxn = txn !== null && (txn.opened.length > 0 || txn.ended.length > 0);
@@ -332,10 +331,22 @@ export class LogStore {
 
   private sendShared(): void {
     while (this.sharedInFlight < SHARED_STATEMENTS_IN_FLIGHT && this.sharedWaiting.length > 0) {
+      // In arrival order, up to the byte bound, each partition once: an append
+      // left for the next statement holds back the later ones of its partition.
+      const taken: SharedAppend[] = [];
+      const left: SharedAppend[] = [];
+      const seen = new Set<string>();
       let bytes = 0;
-      let n = 0;
-      while (n < this.sharedWaiting.length && (n === 0 || bytes + this.sharedWaiting[n]!.bytes <= SHARED_STATEMENT_MAX_BYTES)) bytes += this.sharedWaiting[n++]!.bytes;
-      const taken = this.sharedWaiting.splice(0, n);
+      for (const a of this.sharedWaiting) {
+        const key = `${a.topicId}:${a.partition}`;
+        if (taken.length > 0 && (seen.has(key) || bytes + a.bytes > SHARED_STATEMENT_MAX_BYTES)) left.push(a);
+        else {
+          taken.push(a);
+          bytes += a.bytes;
+        }
+        seen.add(key);
+      }
+      this.sharedWaiting.splice(0, this.sharedWaiting.length, ...left);
       this.sharedInFlight++;
       const sent =
         taken.length === 1
