@@ -68,7 +68,10 @@ async function producePartition(
   const config = ctx.broker.topics.topicConfig(topic);
   const parsed = parseBatches(records, { mode: 'produce', produceVersion: ctx.apiVersion, maxBatchBytes: config.maxMessageBytes, verifyCrc: true });
   if (parsed.error) {
-    return failed(index, parsed.error === 'RECORD_TOO_LARGE' ? ErrorCode.MESSAGE_TOO_LARGE : ErrorCode[parsed.error], parsed.message ?? null);
+    // Kafka answers a corrupt or oversized batch without an error message (ReplicaManager's
+    // hasCustomErrorMessage is set only for record validation errors).
+    const silent = parsed.error === 'CORRUPT_MESSAGE' || parsed.error === 'RECORD_TOO_LARGE';
+    return failed(index, parsed.error === 'RECORD_TOO_LARGE' ? ErrorCode.MESSAGE_TOO_LARGE : ErrorCode[parsed.error], silent ? null : (parsed.message ?? null));
   }
   const batches: IncomingBatch[] = [];
   let logAppendTimeMs = -1n;

@@ -69,7 +69,9 @@ async function readOnce(ctx: RequestContext, request: FetchRequest, targets: Tar
     const base = { partitionIndex: partition.partition, abortedTransactions: null, preferredReadReplica: -1, records: EMPTY };
     if (target.errorCode !== ErrorCode.NONE || !log) {
       anyError = true;
-      data.push({ ...base, errorCode: target.errorCode, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n });
+      // Kafka answers a partition it refuses before reading (unknown, unauthorized) with an empty
+      // aborted-transactions list, and one whose read failed (a fenced leader epoch) with null.
+      data.push({ ...base, errorCode: target.errorCode, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, abortedTransactions: log ? null : [] });
       continue;
     }
     const limit = Math.min(partition.partitionMaxBytes, remaining);
@@ -89,7 +91,8 @@ async function readOnce(ctx: RequestContext, request: FetchRequest, targets: Tar
     }
     if (errorCode !== ErrorCode.NONE) {
       anyError = true;
-      data.push({ ...base, errorCode, highWatermark: read.highWatermark, lastStableOffset: read.lastStableOffset, logStartOffset: read.logStartOffset });
+      // As Kafka's read error answers (OFFSET_OUT_OF_RANGE included): no watermarks.
+      data.push({ ...base, errorCode, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n });
       continue;
     }
     bytes += read.bytes;

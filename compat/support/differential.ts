@@ -1,0 +1,100 @@
+// Differential scenarios: the same requests, through the project's own
+// codecs, go to a real Apache Kafka and to pgkafka, and what a client can
+// observe in the two answers is compared. The differences allowed on purpose
+// are few and named here:
+// - who and where: node ids, hosts, ports, cluster ids, topic ids (random
+//   per cluster), producer ids (allocated per cluster);
+// - when: throttle times, timestamps the broker assigns (log append time,
+//   log start times) and durations;
+// - human-readable text: error messages (clients show them, never branch on
+//   them).
+// Everything else — error codes per request and per partition, offsets,
+// watermarks, records, generations, assignments, configs and their sources
+// — must be equal.
+import { afterAll, beforeAll, expect } from 'vitest';
+import { ZERO_UUID } from '../../src/protocol/codec/types.js';
+import { startTestBroker, type TestBroker } from '../../test/support/broker.js';
+import { RawClient } from '../../test/support/raw-client.js';
+import { startApacheKafka, type ApacheKafka } from './apache-kafka.js';
+
+export type Side = 'kafka' | 'pgkafka';
+
+export interface Pair {
+  kafka: ApacheKafka;
+  pgkafka: TestBroker;
+  bootstrap(side: Side): string;
+}
+
+/**
+ * Starts one Apache Kafka and one pgkafka for a test file (stopped after it).
+ * `kafka` entries are server.properties names; `pgkafka` the broker's options.
+ * The settings that shape answers are the same on both.
+ */
+export function usePair(settings: { kafka?: Record<string, string | number | boolean>; pgkafka?: Parameters<typeof startTestBroker>[0] } = {}): () => Pair {
+  let pair: Pair | undefined;
+  beforeAll(async () => {
+    const [kafka, pgkafka] = await Promise.all([
+      startApacheKafka({ 'group.initial.rebalance.delay.ms': 0, ...settings.kafka }),
+      startTestBroker({ groupInitialRebalanceDelayMs: 0, ...settings.pgkafka }),
+    ]);
+    pair = { kafka, pgkafka, bootstrap: (side) => (side === 'kafka' ? kafka.bootstrap : pgkafka.bootstrap) };
+  }, 180_000);
+  afterAll(async () => {
+    await Promise.all([pair?.kafka.stop(), pair?.pgkafka.destroy()]);
+  });
+  return () => {
+    if (!pair) throw new Error('the pair of brokers is not started');
+    return pair;
+  };
+}
+
+/** Runs a scenario on each broker in turn, each on fresh connections, and returns both outcomes, normalised. */
+export async function onBoth<T>(pair: Pair, scenario: (connect: () => Promise<RawClient>, side: Side) => Promise<T>): Promise<Record<Side, unknown>> {
+  const out: Partial<Record<Side, unknown>> = {};
+  for (const side of ['kafka', 'pgkafka'] as const) {
+    const clients: RawClient[] = [];
+    const connect = async () => {
+      const client = await RawClient.connect(pair.bootstrap(side));
+      clients.push(client);
+      return client;
+    };
+    try {
+      out[side] = normalise(await scenario(connect, side));
+    } finally {
+      for (const c of clients) c.close();
+    }
+  }
+  return out as Record<Side, unknown>;
+}
+
+/**
+ * pgkafka's answers must equal Kafka's. DIFF_DUMP=1 prints both in full, for
+ * reading a difference in context.
+ */
+export function expectSame(outcome: Record<Side, unknown>): void {
+  if (process.env.DIFF_DUMP) console.log(JSON.stringify(outcome, null, 1));
+  expect(outcome.pgkafka).toEqual(outcome.kafka);
+}
+
+/** Fields whose values differ between any two clusters, replaced by a marker of their presence. */
+const IDENTITY_FIELDS = new Set(['nodeId', 'host', 'port', 'clusterId', 'controllerId', 'leaderId', 'coordinatorId', 'brokerId', 'producerId', 'memberId', 'leader']);
+const TIME_FIELDS = new Set(['throttleTimeMs', 'logAppendTimeMs', 'logStartOffsetTimestamp', 'transactionStartTimeMs', 'lastTimestamp']);
+const TEXT_FIELDS = new Set(['errorMessage']);
+
+function normalise(value: unknown, key?: string): unknown {
+  if (key !== undefined) {
+    if (TIME_FIELDS.has(key)) return typeof value;
+    if (TEXT_FIELDS.has(key)) return value === null ? null : '<message>';
+    if (IDENTITY_FIELDS.has(key)) return typeof value === 'number' ? (value < 0 ? value : '<id>') : value === null || value === '' ? value : '<id>';
+    if (key === 'topicId') return value === ZERO_UUID ? value : '<topic id>';
+  }
+  if (Buffer.isBuffer(value)) return `<${value.length} bytes ${value.toString('hex')}>`;
+  if (typeof value === 'bigint') return `${value}n`;
+  if (Array.isArray(value)) return value.map((v) => normalise(v));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) if (k !== 'unknownTaggedFields') out[k] = normalise(v, k);
+    return out;
+  }
+  return value;
+}
