@@ -21,11 +21,14 @@ export default defineHandler({
     const counts = new Map<string, number>();
     for (const t of request.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
     const brokerIds = new Set(liveBrokers().map((b) => b.nodeId));
+    const refusedDuplicates = new Set<string>();
     const results = [];
     for (const t of request.topics) {
       const failed = (errorCode: number, errorMessage: string) => ({ name: t.name, errorCode, errorMessage, numPartitions: -1, replicationFactor: -1, configs: null });
       if (counts.get(t.name)! > 1) {
-        results.push(failed(ErrorCode.INVALID_REQUEST, `Create topics request from client contains duplicate topic name ${t.name}`));
+        // Kafka's results are keyed by topic name: a duplicated name is answered once.
+        if (!refusedDuplicates.has(t.name)) results.push(failed(ErrorCode.INVALID_REQUEST, `Create topics request from client contains duplicate topic name ${t.name}`));
+        refusedDuplicates.add(t.name);
         continue;
       }
       if (!mayCreateTopic(ctx, t.name)) {

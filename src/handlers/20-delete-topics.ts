@@ -9,6 +9,11 @@ import type { Topic } from '../log/topic-manager.js';
 import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
+const UNKNOWN_MESSAGES = new Map<number, string>([
+  [ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.'],
+  [ErrorCode.UNKNOWN_TOPIC_ID, 'This server does not host this topic ID.'],
+]);
+
 export default defineHandler({
   codec: DeleteTopicsApi,
   minVersion: 1,
@@ -40,7 +45,9 @@ export default defineHandler({
         continue;
       }
       if (!topic || !(await topicManager.delete(topic))) {
-        responses.push({ name: w.name, topicId: w.topicId, errorCode: missing, errorMessage: null });
+        // Kafka's controller says why for an unknown name or id (the error's own message).
+        const errorMessage = UNKNOWN_MESSAGES.get(missing) ?? null;
+        responses.push({ name: w.name, topicId: w.topicId, errorCode: missing, errorMessage });
         continue;
       }
       logs.dropTopic(topic.topicId);

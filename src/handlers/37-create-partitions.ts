@@ -31,7 +31,7 @@ export default defineHandler({
       }
       const topic = await topicManager.get(t.name);
       if (!topic) {
-        results.push(result(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${t.name}' does not exist.`));
+        results.push(result(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, null)); // Kafka's controller answers an unknown topic without a message
         continue;
       }
       if (t.count < topic.partitionCount) {
