@@ -14,6 +14,7 @@
 import { afterAll, beforeAll, expect } from 'vitest';
 import { ZERO_UUID } from '../../src/protocol/codec/types.js';
 import { startTestBroker, type TestBroker } from '../../test/support/broker.js';
+import { DescribeGroupsApi, FindCoordinatorApi } from '../../src/protocol/messages/index.js';
 import { RawClient } from '../../test/support/raw-client.js';
 import { startApacheKafka, type ApacheKafka } from './apache-kafka.js';
 
@@ -74,6 +75,25 @@ export async function onBoth<T>(pair: Pair, scenario: (connect: () => Promise<Ra
 export function expectSame(outcome: Record<Side, unknown>): void {
   if (process.env.DIFF_DUMP) console.log(JSON.stringify(outcome, null, 1));
   expect(outcome.pgkafka).toEqual(outcome.kafka);
+}
+
+/**
+ * Waits, as clients do, until FindCoordinator names a coordinator for the
+ * keys (Kafka creates its __consumer_offsets or __transaction_state topic on
+ * the first look-up and answers COORDINATOR_NOT_AVAILABLE until it is loaded).
+ * keyType 0 is a group, 1 a transactional id.
+ */
+export async function awaitCoordinator(c: RawClient, keys: string[], keyType: 0 | 1 = 0): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const res = await c.request(FindCoordinatorApi, 4, { keyType, coordinatorKeys: keys });
+    // A group coordinator named may still be loading its partition: it answers NOT_COORDINATOR meanwhile.
+    const ready = res.coordinators.every((k) => k.errorCode === 0) &&
+      (keyType !== 0 || (await c.request(DescribeGroupsApi, 5, { groups: keys, includeAuthorizedOperations: false })).groups.every((g) => g.errorCode === 0));
+    if (ready) return;
+    if (Date.now() > deadline) throw new Error(`no coordinator for ${keys.join(', ')}: ${JSON.stringify(res.coordinators)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 /** Fields whose values differ between any two clusters, replaced by a marker of their presence. */

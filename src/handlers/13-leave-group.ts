@@ -20,7 +20,10 @@ export default defineHandler({
     if (isValidGroupId(request.groupId) && !ctx.broker.coordination.owns(request.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.NOT_COORDINATOR, members: [] };
     const group = ctx.broker.groups.get(request.groupId);
     if (!group) {
-      return { throttleTimeMs: 0, errorCode: !isValidGroupId(request.groupId) ? ErrorCode.INVALID_GROUP_ID : ErrorCode.UNKNOWN_MEMBER_ID, members: [] };
+      if (!isValidGroupId(request.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_GROUP_ID, members: [] };
+      // Kafka answers a group it does not know as if none of the members were in it.
+      if (!batched) return { throttleTimeMs: 0, errorCode: ErrorCode.UNKNOWN_MEMBER_ID };
+      return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, members: members.map((m) => ({ ...m, errorCode: ErrorCode.UNKNOWN_MEMBER_ID })) };
     }
     const errors = group.leave(members);
     ctx.log.info({ group: request.groupId, members: members.map((m) => m.groupInstanceId ?? m.memberId), errors }, 'members left');

@@ -26,7 +26,8 @@ export default defineHandler({
         const notFound = ctx.apiVersion >= 6;
         return {
           groupId,
-          errorCode: !isValidGroupId(groupId) ? ErrorCode.INVALID_GROUP_ID : notFound ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.NONE,
+          // The empty group id is described like any unknown group, as Kafka's coordinator does.
+          errorCode: notFound ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.NONE,
           errorMessage: notFound ? `Group ${groupId} not found.` : null,
           groupState: 'Dead',
           protocolType: '',
