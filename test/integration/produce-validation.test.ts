@@ -1,7 +1,8 @@
 // What Kafka's LogValidator does to a produced batch beyond its header:
 // recomputes the batch's max timestamp from the records (Sarama before 1.45
 // writes -1), checks every record's timestamp and key, and names the
-// offending records in the Produce response (KIP-467).
+// offending records in the Produce response (KIP-467); and which Fetch
+// versions may read a zstd topic.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { CreateTopicsApi, FetchApi, ListOffsetsApi, ProduceApi } from '../../src/protocol/messages/index.js';
@@ -160,5 +161,27 @@ describe('per-record produce errors (KIP-467)', () => {
   it('keeps Kafka\'s silence (no record errors, no message) for a valid batch', async () => {
     await createTopic('fine');
     expect(await produce('fine', batch(BigInt(Date.now()), [0n, 1n]))).toMatchObject({ errorCode: 0, recordErrors: [], errorMessage: null });
+  });
+});
+
+describe('Fetch below v10 and zstd', () => {
+  it('returns zstd batches of a topic whose compression.type is not zstd', async () => {
+    await createTopic('zstd-by-producer');
+    expect((await produce('zstd-by-producer', batch(BigInt(Date.now()), [0n], { compression: 4 }))).errorCode).toBe(0);
+    const old = await fetchPartition('zstd-by-producer', 9);
+    expect(old.errorCode).toBe(0);
+    const records = old.records as Buffer;
+    expect(parseBatches(records, { mode: 'log' }).batches.map((h) => h.compression)).toEqual([4]);
+  });
+
+  it('answers UNSUPPORTED_COMPRESSION_TYPE for a topic whose compression.type is zstd, whatever is stored', async () => {
+    await createTopic('zstd-topic', { 'compression.type': 'zstd' });
+    expect(await fetchPartition('zstd-topic', 9)).toMatchObject({ errorCode: ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n });
+    expect((await produce('zstd-topic', batch(BigInt(Date.now()), [0n], { compression: 1 }))).errorCode).toBe(0);
+    const old = await fetchPartition('zstd-topic', 9);
+    expect(old).toMatchObject({ errorCode: ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n });
+    expect((old.records as Buffer).length).toBe(0);
+    const current = await fetchPartition('zstd-topic', 10);
+    expect(current).toMatchObject({ errorCode: 0, highWatermark: 1n });
   });
 });
