@@ -147,6 +147,14 @@ describe('per-record produce errors (KIP-467)', () => {
     expect(await fetched('recent')).toEqual([]);
   });
 
+  it('judges the records, not the header: a base timestamp out of bounds is no reason to refuse', async () => {
+    await createTopic('recent-records', { 'message.timestamp.before.max.ms': '60000' });
+    const now = BigInt(Date.now());
+    expect((await produce('recent-records', batch(0n, [now, now + 1n]))).errorCode).toBe(0);
+    const [stored] = await fetched('recent-records');
+    expect(stored!.records.map((r) => recordTimestamp(stored!.h, r))).toEqual([now, now + 1n]);
+  });
+
   it('refuses, record by record, a producer that sets LogAppendTime on a LogAppendTime topic', async () => {
     await createTopic('broker-time', { 'message.timestamp.type': 'LogAppendTime' });
     const max = BigInt(Date.now());
