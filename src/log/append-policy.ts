@@ -61,6 +61,7 @@ export function applyAppendPolicy(batch: IncomingBatch, config: TopicConfig, now
   const compacted = config.cleanupPolicy.compact;
   const producerAppendTime = header.timestampType === 1;
 
+  // When the header cannot vouch for the records (see above).
   const readRecords =
     compacted ||
     recompress ||
@@ -76,7 +77,7 @@ export function applyAppendPolicy(batch: IncomingBatch, config: TopicConfig, now
   let maxTimestamp = header.maxTimestamp;
   let decoded: KafkaRecord[] = [];
   if (readRecords) {
-    // Kafka names records as its iterator prints them: skipping keys and values for an in-place compressed batch.
+    // Kafka's messages print a record as its iterator read it: a PartialDefaultRecord when a compressed batch stays as sent.
     const partial = header.compression !== 0 && !recompress;
     const errors: (RecordError & { errorCode: number })[] = [];
     let max = NO_TIMESTAMP;
