@@ -19,8 +19,8 @@ afterAll(async () => {
 
 const py = <T>(command: string, request: Record<string, unknown>) => runPythonJson<T>('kafka_python_client.py', command, { bootstrap: broker.bootstrap, ...request });
 
-async function create(name: string, partitions = 3) {
-  const res = await py<{ errors: [string, number][] }>('create', { topics: [{ name, partitions }] });
+async function create(name: string, partitions = 3, configs: Record<string, string> = {}) {
+  const res = await py<{ errors: [string, number][] }>('create', { topics: [{ name, partitions, configs }] });
   expect(res.errors).toEqual([[name, 0]]);
 }
 
@@ -95,9 +95,10 @@ const scenarios: ScenarioFns = {
     expectRecords(fromJson(res.records), recs.filter((r) => r.partition === 1), { from: { 1: 3 } });
   },
   'read: zstd below Fetch v10 is refused': async () => {
-    // kafka-python 2.0.2 fetches with v4. Kafka answers UNSUPPORTED_COMPRESSION_TYPE (76) for zstd data below
-    // Fetch v10 (KIP-110); kafka-python does not know code 76, maps it to UnknownError, logs and returns nothing.
-    await create('kp-zstd', 1);
+    // kafka-python 2.0.2 fetches with v4. Below Fetch v10 Kafka answers UNSUPPORTED_COMPRESSION_TYPE (76) for a
+    // topic whose compression.type is zstd (KIP-110); kafka-python does not know code 76, maps it to UnknownError,
+    // logs and returns nothing.
+    await create('kp-zstd', 1, { 'compression.type': 'zstd' });
     const recs = dataset('kp-zstd', { partitions: 1, perPartition: 1, headers: () => [] });
     await kcatProduce(broker.bootstrap, 'kp-zstd', recs, { codec: 'zstd' });
     expectStoredCodec(await readStored(broker, 'kp-zstd'), 'zstd');

@@ -22,7 +22,7 @@ export const SCENARIOS = {
   'roundtrip: zstd': 'same, zstd',
   'read: from an absolute offset': 'a group-less reader started at offset N sees N..end',
   'read: relative to the end': 'a reader started N records before the end sees the last N',
-  'read: zstd below Fetch v10 is refused': 'a reader that only speaks Fetch < v10 gets UNSUPPORTED_COMPRESSION_TYPE for zstd data (KIP-110)',
+  'read: zstd below Fetch v10 is refused': 'a reader that only speaks Fetch < v10 gets UNSUPPORTED_COMPRESSION_TYPE from a topic whose compression.type is zstd (KIP-110)',
   'consume: consumer group': 'subscribe with a group id and consume (needs FindCoordinator/JoinGroup/SyncGroup/OffsetCommit)',
 } as const;
 export type Scenario = keyof typeof SCENARIOS;

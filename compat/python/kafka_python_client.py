@@ -28,7 +28,7 @@ def admin(req):
 
 def create(req):
     a = admin(req)
-    res = a.create_topics([NewTopic(t["name"], t["partitions"], 1) for t in req["topics"]], timeout_ms=10000)
+    res = a.create_topics([NewTopic(t["name"], t["partitions"], 1, topic_configs=t.get("configs") or {}) for t in req["topics"]], timeout_ms=10000)
     a.close()
     return {"errors": [[name, code] for name, code, *_ in res.topic_errors]}
 

@@ -3,8 +3,9 @@
 // Transactional batches are appended only into the producer's ongoing
 // transaction, at its current epoch, on partitions added to it.
 // v3: transactional id, magic v2 batches only, exactly one batch per
-// partition. v5: log start offset. v8: per-batch record errors and error
-// message. v9: flexible. v10: current leader (tagged). v13: topic ids.
+// partition. v5: log start offset. v8: record errors naming the invalid
+// records of a refused batch, and error message (KIP-467). v9: flexible.
+// v10: current leader (tagged). v13: topic ids.
 // acks=1 and acks=-1 are answered after the PostgreSQL commit; acks=0 gets no
 // response at all.
 import type { Input } from '../protocol/codec/types.js';
@@ -73,16 +74,24 @@ async function producePartition(
     const silent = parsed.error === 'CORRUPT_MESSAGE' || parsed.error === 'RECORD_TOO_LARGE';
     return failed(index, parsed.error === 'RECORD_TOO_LARGE' ? ErrorCode.MESSAGE_TOO_LARGE : ErrorCode[parsed.error], silent ? null : (parsed.message ?? null));
   }
+  const log = await ctx.broker.logs.partition(topic.topicId, index);
+  if (!log) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   const batches: IncomingBatch[] = [];
   let logAppendTimeMs = -1n;
   for (const header of parsed.batches) {
-    const outcome = applyAppendPolicy({ data: records.subarray(header.start, header.end), header }, config, Date.now());
-    if (!outcome.ok) return failed(index, outcome.errorCode, outcome.message);
+    const outcome = applyAppendPolicy({ data: records.subarray(header.start, header.end), header }, config, Date.now(), `${topic.name}-${index}`);
+    if (!outcome.ok) {
+      if (!outcome.recordErrors) return failed(index, outcome.errorCode, outcome.message);
+      // KIP-467: the records that failed, with Kafka's message for the batch; the log start offset as Kafka reports it.
+      return {
+        ...failed(index, outcome.errorCode, outcome.message),
+        logStartOffset: log.logStartOffset,
+        recordErrors: outcome.recordErrors.map((e) => ({ batchIndex: e.batchIndex, batchIndexErrorMessage: e.message })),
+      };
+    }
     batches.push(outcome.batch);
     logAppendTimeMs = outcome.logAppendTimeMs;
   }
-  const log = await ctx.broker.logs.partition(topic.topicId, index);
-  if (!log) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   // Checked right before the batches are queued (no await between): a batch that passes precedes its transaction's marker.
   for (const { header } of batches) {
     if (!header.isTransactional) continue;
@@ -163,7 +172,7 @@ export default defineHandler({
         const partitionResponses = await Promise.all(partitions.map((p) => ('committed' in p ? p.committed : p)));
         for (const r of partitionResponses) {
           if (r.errorCode !== ErrorCode.NONE) {
-            ctx.log.info({ topic: topicData.name, partition: r.index, error: errorName(r.errorCode!), message: r.errorMessage }, 'produce refused');
+            ctx.log.info({ topic: topicData.name, partition: r.index, error: errorName(r.errorCode!), message: r.errorMessage, recordErrors: r.recordErrors }, 'produce refused');
           }
         }
         return { name: topicData.name, topicId: topicData.topicId, partitionResponses };

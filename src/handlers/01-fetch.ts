@@ -4,7 +4,9 @@
 // aborted transactions overlapping the returned batches. v5: log
 // start offset. v7: fetch sessions (KIP-227) - this broker serves every
 // fetch as a full, sessionless one and answers session id 0. v9: current
-// leader epoch. v10: zstd may be returned (below it, UNSUPPORTED_COMPRESSION_TYPE).
+// leader epoch. v10: zstd. Below it, a topic whose compression.type is zstd
+// answers UNSUPPORTED_COMPRESSION_TYPE (Kafka's maybeConvertFetchedData);
+// zstd batches of other topics are returned as stored, as Kafka does.
 // v11: rack id, preferred read replica. v12: flexible. v13: topic ids.
 // The first partition that has data returns at least one whole batch even if
 // it exceeds the limits (KIP-74); records are never null (KAFKA-18646).
@@ -13,18 +15,18 @@ import { ZERO_UUID } from '../protocol/codec/types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { FetchApi, type FetchRequest, type FetchResponse } from '../protocol/messages/index.js';
 import type { PartitionLog } from '../log/partition-log.js';
+import type { Topic } from '../log/topic-manager.js';
 import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { defineHandler, type RequestContext } from './types.js';
 
 type PartitionData = Input<FetchResponse['responses'][number]['partitions'][number]>;
 
 const EMPTY = Buffer.alloc(0);
-const ZSTD = 4;
-const ATTRIBUTES_OFFSET = 21;
 
 interface Target {
   topicIndex: number;
   partition: FetchRequest['topics'][number]['partitions'][number];
+  topic: Topic | null;
   log: PartitionLog | null;
   errorCode: number;
 }
@@ -42,17 +44,17 @@ async function resolveTargets(ctx: RequestContext, request: FetchRequest): Promi
     // READ on the topic, checked by name before existence (so unreadable names are not revealed).
     const name = byId ? topic?.name : t.topic;
     if (name !== undefined && !allowed(ctx, AclOperation.READ, ResourceType.TOPIC, name)) {
-      for (const partition of t.partitions) targets.push({ topicIndex, partition, log: null, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED });
+      for (const partition of t.partitions) targets.push({ topicIndex, partition, topic: null, log: null, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED });
       continue;
     }
     for (const partition of t.partitions) {
       if (!topic) {
-        targets.push({ topicIndex, partition, log: null, errorCode: byId ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
+        targets.push({ topicIndex, partition, topic: null, log: null, errorCode: byId ? ErrorCode.UNKNOWN_TOPIC_ID : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
         continue;
       }
       const log = partition.partition >= 0 && partition.partition < topic.partitionCount ? await ctx.broker.logs.partition(topic.topicId, partition.partition) : null;
       const errorCode = log ? leaderEpochError(partition.currentLeaderEpoch, log.leaderEpoch) : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-      targets.push({ topicIndex, partition, log, errorCode });
+      targets.push({ topicIndex, partition, topic: log ? topic : null, log, errorCode });
     }
   }
   return { targets };
@@ -85,10 +87,7 @@ async function readOnce(ctx: RequestContext, request: FetchRequest, targets: Tar
       data.push({ ...base, errorCode: ErrorCode.KAFKA_STORAGE_ERROR, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n });
       continue;
     }
-    let errorCode = read.errorCode;
-    if (ctx.apiVersion < 10 && read.batches.some((b) => (b.readInt16BE(ATTRIBUTES_OFFSET) & 0x7) === ZSTD)) {
-      errorCode = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE;
-    }
+    const errorCode = read.errorCode;
     if (errorCode !== ErrorCode.NONE) {
       anyError = true;
       // As Kafka's read error answers (OFFSET_OUT_OF_RANGE included): no watermarks.
@@ -110,14 +109,23 @@ async function readOnce(ctx: RequestContext, request: FetchRequest, targets: Tar
   return { data, bytes, anyError };
 }
 
+/**
+ * Kafka's maybeConvertFetchedData: below v10, a partition of a topic whose compression.type is zstd answers
+ * UNSUPPORTED_COMPRESSION_TYPE once read, whatever it holds (the read still counted toward the limits).
+ */
+function belowZstd(ctx: RequestContext, target: Target | undefined, data: PartitionData): PartitionData {
+  if (ctx.apiVersion >= 10 || !target?.topic || ctx.broker.topics.topicConfig(target.topic).compressionType !== 'zstd') return data;
+  return { partitionIndex: data.partitionIndex, errorCode: ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, abortedTransactions: null, preferredReadReplica: -1, records: EMPTY };
+}
+
 export default defineHandler({
   codec: FetchApi,
   minVersion: 4,
   maxVersion: 18,
   async handle(ctx, request) {
-    const respond = (errorCode: number, data: PartitionData[] = []) => {
+    const respond = (errorCode: number, data: PartitionData[] = [], targets: Target[] = []) => {
       let k = 0;
-      const responses = request.topics.map((t) => ({ topic: t.topic, topicId: t.topicId, partitions: t.partitions.map(() => data[k++]!) }));
+      const responses = request.topics.map((t) => ({ topic: t.topic, topicId: t.topicId, partitions: t.partitions.map(() => belowZstd(ctx, targets[k], data[k++]!)) }));
       return { throttleTimeMs: 0, errorCode, sessionId: 0, responses: errorCode === ErrorCode.NONE ? responses : [] };
     };
     // Incremental fetch sessions are not kept: a client that names one is told it is gone and falls back to full fetches.
@@ -133,12 +141,12 @@ export default defineHandler({
       const { data, bytes, anyError } = await readOnce(ctx, request, targets);
       if (!wait || bytes >= request.minBytes || anyError || logs.length === 0) {
         wait?.cancel();
-        return respond(ErrorCode.NONE, data);
+        return respond(ErrorCode.NONE, data, targets);
       }
       await wait.done;
       if (Date.now() >= deadline || ctx.broker.shuttingDown) {
         const final = await readOnce(ctx, request, targets);
-        return respond(ErrorCode.NONE, final.data);
+        return respond(ErrorCode.NONE, final.data, targets);
       }
     }
   },

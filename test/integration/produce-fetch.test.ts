@@ -176,13 +176,6 @@ describe('produce and fetch', () => {
     });
     expect(unknown.responses[0]!.partitions[0]!.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_ID);
   });
-
-  it('refuses zstd batches to fetches below v10 with UNSUPPORTED_COMPRESSION_TYPE', async () => {
-    await createTopic('zstd');
-    await produce('zstd', 0, batchOf(['z'], { compression: 4 }));
-    expect((await fetchFrom('zstd', 0, 0n, { version: 9 })).errorCode).toBe(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE);
-    expect((await fetchFrom('zstd', 0, 0n, { version: 10 })).errorCode).toBe(0);
-  });
 });
 
 describe('pipelining on one connection', () => {

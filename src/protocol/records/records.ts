@@ -63,35 +63,11 @@ export function decodeRecords(
   const records: KafkaRecord[] = [];
   const bad = (error: BatchError, message: string): DecodeRecordsResult => ({ records, error, message });
 
-  if (h.start < 0 || h.end > buf.length || h.end - h.start < RECORDS_OFFSET) {
-    return bad('CORRUPT_MESSAGE', 'batch bounds outside the buffer');
-  }
-  if (h.magic !== MAGIC_V2) return bad('CORRUPT_MESSAGE', `unsupported magic ${h.magic}`);
-  const count = h.recordCount;
-  if (count < 0) return bad('INVALID_RECORD', `found invalid record count ${count}`);
-  const codec = h.attributes & ATTR_COMPRESSION_MASK;
-  if (!isCompression(codec)) return bad('UNSUPPORTED_COMPRESSION_TYPE', `unknown compression type id ${codec}`);
-
-  let data = buf;
-  let p = h.start + RECORDS_OFFSET;
-  let end = h.end;
-  if (codec !== 0) {
-    if (count === 0 && end === p) return { records, error: null };
-    try {
-      data = decompress(codec, buf.subarray(p, end), maxBytes);
-    } catch (e) {
-      if (e instanceof CompressionError) return bad(e.kafkaError, e.message);
-      return bad('CORRUPT_MESSAGE', e instanceof Error ? e.message : String(e));
-    }
-    p = 0;
-    end = data.length;
-  } else if (end - p > maxBytes) {
-    return bad('RECORD_TOO_LARGE', `records exceed the limit of ${maxBytes} bytes`);
-  }
-
-  if (count > (end - p) / MIN_RECORD_SIZE) {
-    return bad('INVALID_RECORD', `record count ${count} cannot fit in ${end - p} bytes`);
-  }
+  const payload = recordsPayload(buf, h, maxBytes);
+  if ('error' in payload) return bad(payload.error, payload.message);
+  const { data, count } = payload;
+  let { p } = payload;
+  const end = payload.end;
 
   for (let i = 0; i < count; i++) {
     const len = readVarint(data, p, end);
@@ -166,6 +142,84 @@ export function decodeRecords(
     return bad('INVALID_RECORD', `incorrect declared batch size, ${end - p} bytes of records still remaining`);
   }
   return { records, error: null };
+}
+
+type Payload = { data: Buffer; p: number; end: number; count: number } | { error: BatchError; message: string };
+
+/** The bytes holding batch h's records (decompressed if need be, bounded by maxBytes), after the checks every record reader makes. */
+function recordsPayload(buf: Buffer, h: BatchHeader, maxBytes: number): Payload {
+  const bad = (error: BatchError, message: string): Payload => ({ error, message });
+  if (h.start < 0 || h.end > buf.length || h.end - h.start < RECORDS_OFFSET) {
+    return bad('CORRUPT_MESSAGE', 'batch bounds outside the buffer');
+  }
+  if (h.magic !== MAGIC_V2) return bad('CORRUPT_MESSAGE', `unsupported magic ${h.magic}`);
+  const count = h.recordCount;
+  if (count < 0) return bad('INVALID_RECORD', `found invalid record count ${count}`);
+  const codec = h.attributes & ATTR_COMPRESSION_MASK;
+  if (!isCompression(codec)) return bad('UNSUPPORTED_COMPRESSION_TYPE', `unknown compression type id ${codec}`);
+
+  let data = buf;
+  let p = h.start + RECORDS_OFFSET;
+  let end = h.end;
+  if (codec !== 0) {
+    if (count === 0 && end === p) return { data, p, end, count };
+    try {
+      data = decompress(codec, buf.subarray(p, end), maxBytes);
+    } catch (e) {
+      if (e instanceof CompressionError) return bad(e.kafkaError, e.message);
+      return bad('CORRUPT_MESSAGE', e instanceof Error ? e.message : String(e));
+    }
+    p = 0;
+    end = data.length;
+  } else if (end - p > maxBytes) {
+    return bad('RECORD_TOO_LARGE', `records exceed the limit of ${maxBytes} bytes`);
+  }
+  if (count > (end - p) / MIN_RECORD_SIZE) {
+    return bad('INVALID_RECORD', `record count ${count} cannot fit in ${end - p} bytes`);
+  }
+  return { data, p, end, count };
+}
+
+/** What scanRecords reads of a record: its place, its timestamp as consumers see it, and the sizes of its key and value (-1: null). */
+export type RecordVisitor = (index: number, offsetDelta: number, timestamp: bigint, keySize: number, valueSize: number) => void;
+
+/**
+ * Walk batch h's records reading only their timestamps and key/value sizes, skipping the bytes themselves
+ * (Kafka's skipKeyValueIterator): what the broker needs to validate a produced batch. A compressed batch is
+ * still decompressed. Never throws; structure errors as decodeRecords.
+ */
+export function scanRecords(
+  buf: Buffer,
+  h: BatchHeader,
+  visit: RecordVisitor,
+  maxBytes: number = DEFAULT_MAX_DECOMPRESSED_BYTES,
+): { error: BatchError | null; message?: string } {
+  const payload = recordsPayload(buf, h, maxBytes);
+  if ('error' in payload) return payload;
+  const { data, count, end } = payload;
+  let p = payload.p;
+  const bad = (i: number, what: string) => ({ error: 'INVALID_RECORD' as const, message: `record ${i}: ${what}` });
+  for (let i = 0; i < count; i++) {
+    const len = readVarint(data, p, end);
+    if (!len) return bad(i, 'truncated record length');
+    if (len.value <= 0 || len.value > end - len.next) return bad(i, `invalid record size ${len.value} (${end - len.next} bytes remaining)`);
+    const recEnd = len.next + len.value;
+    p = len.next + 1; // attributes
+    const ts = readVarlong(data, p, recEnd);
+    if (!ts) return bad(i, 'invalid timestampDelta');
+    const od = readVarint(data, ts.next, recEnd);
+    if (!od) return bad(i, 'invalid offsetDelta');
+    const kl = readVarint(data, od.next, recEnd);
+    if (!kl || kl.value > recEnd - kl.next) return bad(i, 'invalid key length');
+    const vl = readVarint(data, kl.next + Math.max(0, kl.value), recEnd);
+    if (!vl || vl.value > recEnd - vl.next) return bad(i, 'invalid value length');
+    // Kafka's record.timestamp(): LogAppendTime batches give every record the batch's max timestamp; long arithmetic wraps.
+    const timestamp = h.timestampType === 1 ? h.maxTimestamp : BigInt.asIntN(64, h.baseTimestamp + ts.value);
+    visit(i, od.value, timestamp, kl.value, vl.value);
+    p = recEnd;
+  }
+  if (p !== end) return { error: 'INVALID_RECORD', message: `incorrect declared batch size, ${end - p} bytes of records still remaining` };
+  return { error: null };
 }
 
 /**

@@ -5,6 +5,7 @@ import {
   parseBatches,
   verifyCrc,
   readBatchHeaderAt,
+  scanRecords,
   type Compression,
 } from '../../../src/protocol/records/index.js';
 
@@ -78,6 +79,7 @@ describe('truncation', () => {
         const h = readBatchHeaderAt(cut, 0)!;
         const d = decodeRecords(cut, h);
         expect(d.error, `codec ${codec} n=${n}`).not.toBeNull();
+        expect(scanRecords(cut, h, () => {}).error, `codec ${codec} n=${n}`).not.toBeNull();
       }
     }
   });
@@ -91,7 +93,10 @@ describe('truncation', () => {
       const flips = 1 + Math.floor(rnd() * 4);
       for (let k = 0; k < flips; k++) buf[Math.floor(rnd() * buf.length)] = Math.floor(rnd() * 256);
       const p = parseBatches(buf, { mode: 'log' });
-      for (const h of p.batches) decodeRecords(buf, h, 1 << 20);
+      for (const h of p.batches) {
+        decodeRecords(buf, h, 1 << 20);
+        scanRecords(buf, h, () => {}, 1 << 20);
+      }
       const codec = Math.floor(rnd() * 5) as Compression;
       buf.writeInt16BE(codec, 21);
       const h = readBatchHeaderAt(buf, 0);

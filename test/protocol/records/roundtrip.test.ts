@@ -7,6 +7,8 @@ import {
   parseBatches,
   parseControlKey,
   readBatchHeaderAt,
+  recordTimestamp,
+  scanRecords,
   setBaseOffset,
   setLogAppendTime,
   setPartitionLeaderEpoch,
@@ -73,6 +75,17 @@ describe('buildBatch → parseBatches → decodeRecords', () => {
         expect(r.value).toEqual(e.value);
         expect(r.headers).toEqual(e.headers);
       });
+    });
+
+    it(`codec ${codec}: scanRecords reads what decodeRecords reads, without the bytes`, () => {
+      const recs = sample(300);
+      for (const timestampType of [0, 1] as const) {
+        const buf = buildBatch({ compression: codec, timestampType, baseTimestamp: 1_700_000_000_000n, records: recs });
+        const h = parseBatches(buf).batches[0]!;
+        const scanned: [number, number, bigint, number, number][] = [];
+        expect(scanRecords(buf, h, (...r) => scanned.push(r))).toEqual({ error: null });
+        expect(scanned).toEqual(decodeRecords(buf, h).records.map((r, i) => [i, r.offsetDelta, recordTimestamp(h, r), r.key?.length ?? -1, r.value?.length ?? -1]));
+      }
     });
 
     it(`codec ${codec}: offset gaps (compaction output), log mode`, () => {
