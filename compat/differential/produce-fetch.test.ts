@@ -18,6 +18,13 @@ function batch(values: string[], opts: { compression?: Compression; baseTimestam
   });
 }
 
+/** A batch whose length field says `length`. */
+function absurd(b: Buffer, length: number): Buffer {
+  const copy = Buffer.from(b);
+  copy.writeInt32BE(length, 8);
+  return copy;
+}
+
 async function createTopic(c: RawClient, name: string, numPartitions = 1, configs: { name: string; value: string }[] = []) {
   const res = await c.request(CreateTopicsApi, 7, { topics: [{ name, numPartitions, replicationFactor: 1, configs }], timeoutMs: 10_000 });
   return res.topics.map((t) => ({ name: t.name, errorCode: t.errorCode, numPartitions: t.numPartitions, replicationFactor: t.replicationFactor }));
@@ -98,10 +105,20 @@ describe('differential: produce and fetch', () => {
     const outcome = await onBoth(pair(), async (connect) => {
       const c = await connect();
       await createTopic(c, 'd-refused');
+      await createTopic(c, 'd-small', 1, [{ name: 'max.message.bytes', value: '1000' }]);
       const corrupt = batch(['bad']);
       corrupt[corrupt.length - 1]! ^= 0xff;
       return {
         unknownPartition: await produce(c, 'd-refused', 3, batch(['a'])),
+        noBatch: await produce(c, 'd-refused', 0, Buffer.alloc(0)),
+        twoBatches: await produce(c, 'd-refused', 0, Buffer.concat([batch(['a']), batch(['b'])])),
+        truncated: await produce(c, 'd-refused', 0, batch(['a', 'b']).subarray(0, 40)),
+        nonZeroBaseOffset: await produce(c, 'd-refused', 0, buildBatch({ baseOffset: 5n, baseTimestamp: T0, records: [{ key: null, value: Buffer.from('x') }] })),
+        controlFlag: await produce(c, 'd-refused', 0, buildBatch({ isControl: true, baseTimestamp: T0, records: [{ key: null, value: Buffer.from('x') }] })),
+        tooLarge: await produce(c, 'd-small', 0, batch(['x'.repeat(2000)])),
+        // (A length near 2^31 is left out: Kafka 4.3 answers it UNKNOWN_SERVER_ERROR, an overflow; pgkafka INVALID_RECORD.)
+        negativeLength: await produce(c, 'd-refused', 0, absurd(batch(['a']), -5)),
+        trailingBytes: await produce(c, 'd-refused', 0, Buffer.concat([batch(['kept']), batch(['cut']).subarray(0, 30)])),
         corrupt: await produce(c, 'd-refused', 0, corrupt),
         afterCorrupt: await fetchFrom(c, 'd-refused', 0, 0n),
         fetchUnknownPartition: await fetchFrom(c, 'd-refused', 7, 0n),

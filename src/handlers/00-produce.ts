@@ -12,7 +12,7 @@ import type { Input } from '../protocol/codec/types.js';
 import { ZERO_UUID } from '../protocol/codec/types.js';
 import { ErrorCode, errorName } from '../protocol/errors.js';
 import { ProduceApi, type ProduceResponse } from '../protocol/messages/index.js';
-import { parseBatches } from '../protocol/records/index.js';
+import { parseBatches, type ParseBatchesResult } from '../protocol/records/index.js';
 import { applyAppendPolicy } from '../log/append-policy.js';
 import { AppendError } from '../log/log-manager.js';
 import type { IncomingBatch } from '../log/partition-log.js';
@@ -34,6 +34,19 @@ const failed = (index: number, errorCode: number, errorMessage: string | null = 
   logStartOffset: -1n,
   errorMessage,
 });
+
+/**
+ * Kafka's answer to a batch that its checks refuse, as Apache Kafka 4.3 gives it (seen side by
+ * side in compat/differential): only a framing error of the buffer says why; only errors found
+ * in a framed batch's own fields (Kafka's log-append checks) carry the log start offset.
+ */
+function refusedBatch(index: number, parsed: ParseBatchesResult, logStartOffset: bigint): PartitionResponse {
+  const errorCode = parsed.error === 'RECORD_TOO_LARGE' ? ErrorCode.MESSAGE_TOO_LARGE : ErrorCode[parsed.error!];
+  const framing = parsed.stage === 'framing';
+  const says = (framing && errorCode === ErrorCode.CORRUPT_MESSAGE) || errorCode === ErrorCode.UNSUPPORTED_COMPRESSION_TYPE;
+  const inLog = !framing && errorCode === ErrorCode.INVALID_RECORD;
+  return { ...failed(index, errorCode, says ? (parsed.message ?? null) : null), logStartOffset: inLog ? logStartOffset : -1n };
+}
 
 /**
  * Kafka's answers to a transactional batch its coordinator does not expect
@@ -63,19 +76,14 @@ async function producePartition(
   if (!topic) return failed(index, topicError);
   if (index < 0 || index >= topic.partitionCount) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   if (!records || records.length === 0) {
-    return failed(index, ErrorCode.INVALID_RECORD, `Produce requests with version ${ctx.apiVersion} must have at least one record batch per partition`);
-  }
-  // Kafka's checks for client appends, in Kafka's order: one magic v2 batch, size, CRC-32C, offsets and counts.
-  const config = ctx.broker.topics.topicConfig(topic);
-  const parsed = parseBatches(records, { mode: 'produce', produceVersion: ctx.apiVersion, maxBatchBytes: config.maxMessageBytes, verifyCrc: true });
-  if (parsed.error) {
-    // Kafka answers a corrupt or oversized batch without an error message (ReplicaManager's
-    // hasCustomErrorMessage is set only for record validation errors).
-    const silent = parsed.error === 'CORRUPT_MESSAGE' || parsed.error === 'RECORD_TOO_LARGE';
-    return failed(index, parsed.error === 'RECORD_TOO_LARGE' ? ErrorCode.MESSAGE_TOO_LARGE : ErrorCode[parsed.error], silent ? null : (parsed.message ?? null));
+    return failed(index, ErrorCode.INVALID_RECORD); // Kafka: "must have at least one record batch", not sent
   }
   const log = await ctx.broker.logs.partition(topic.topicId, index);
   if (!log) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  // Kafka's checks for client appends, in Kafka's order: one magic v2 batch, size, CRC-32C, offsets and counts.
+  const config = ctx.broker.topics.topicConfig(topic);
+  const parsed = parseBatches(records, { mode: 'produce', produceVersion: ctx.apiVersion, maxBatchBytes: config.maxMessageBytes, verifyCrc: true });
+  if (parsed.error) return refusedBatch(index, parsed, log.logStartOffset);
   const batches: IncomingBatch[] = [];
   let logAppendTimeMs = -1n;
   for (const header of parsed.batches) {
@@ -96,12 +104,17 @@ async function producePartition(
   for (const { header } of batches) {
     if (!header.isTransactional) continue;
     const txnError = ctx.broker.transactions.verifyProduce(header.producerId, header.producerEpoch, topic.topicId, index);
-    if (txnError !== ErrorCode.NONE) return failed(index, produceTxnError(txnError, ctx.apiVersion), 'the batch is not part of an ongoing transaction of this producer epoch');
+    if (txnError !== ErrorCode.NONE) return failed(index, produceTxnError(txnError, ctx.apiVersion));
   }
   const committed = ctx.broker.logs.append(log, batches).then(
     (result): PartitionResponse => ({ index, errorCode: ErrorCode.NONE, baseOffset: result.baseOffset, logAppendTimeMs, logStartOffset: result.logStartOffset }),
     (err: unknown): PartitionResponse => {
-      if (err instanceof AppendError) return failed(index, err.errorCode, err.message);
+      // Kafka's append errors (sequences, epochs) carry the log start offset and no message;
+      // a partition gone or PostgreSQL failing neither.
+      if (err instanceof AppendError) {
+        const inLog = err.errorCode !== ErrorCode.UNKNOWN_TOPIC_OR_PARTITION && err.errorCode !== ErrorCode.KAFKA_STORAGE_ERROR;
+        return { ...failed(index, err.errorCode), logStartOffset: inLog ? log.logStartOffset : -1n };
+      }
       throw err;
     },
   );

@@ -109,6 +109,11 @@ export interface ParseBatchesResult {
   message?: string;
   /** With allowTrailingPartial: number of bytes of the trailing partial batch that were skipped. */
   partialBytes?: number;
+  /**
+   * Which walk found the error: the framing of the buffer (Kafka's request-level
+   * checks) or one framed batch's own fields (Kafka's checks in the log append).
+   */
+  stage?: 'framing' | 'batch';
 }
 
 /** Decode the header of a batch known to be at least RECORD_BATCH_OVERHEAD bytes and to fit in buf. */
@@ -165,7 +170,11 @@ function fail(
   error: BatchError,
   message: string,
 ): ParseBatchesResult {
-  return { batches, error, message };
+  return { batches, error, message, stage: 'framing' };
+}
+
+function failBatch(batches: BatchHeader[], error: BatchError, message: string): ParseBatchesResult {
+  return { batches, error, message, stage: 'batch' };
 }
 
 /**
@@ -179,10 +188,13 @@ export function parseBatches(buf: Buffer, opts: ParseBatchesOptions = {}): Parse
   const len = buf.length;
   let pos = 0;
 
-  // Pass 1: framing, as Kafka's ByteBufferLogInputStream walks it.
-  while (pos < len) {
+  // Pass 1: framing, as Kafka's ByteBufferLogInputStream walks it. A partial batch at the end
+  // ends the walk of a produced buffer, as Kafka's iterator ends there: no batch at all is then
+  // INVALID_RECORD, and bytes after a complete batch are dropped (UnifiedLog.trimInvalidBytes).
+  walk: while (pos < len) {
     const remaining = len - pos;
     if (remaining < LOG_OVERHEAD) {
+      if (produce) break walk;
       if (opts.allowTrailingPartial) return { batches, error: null, partialBytes: remaining };
       return fail(batches, 'CORRUPT_MESSAGE', `truncated batch header at byte ${pos}: ${remaining} bytes left`);
     }
@@ -195,6 +207,7 @@ export function parseBatches(buf: Buffer, opts: ParseBatchesOptions = {}): Parse
       );
     }
     if (remaining < HEADER_SIZE_UP_TO_MAGIC) {
+      if (produce) break walk;
       if (opts.allowTrailingPartial) return { batches, error: null, partialBytes: remaining };
       return fail(batches, 'CORRUPT_MESSAGE', `truncated batch header at byte ${pos}: ${remaining} bytes left`);
     }
@@ -204,6 +217,7 @@ export function parseBatches(buf: Buffer, opts: ParseBatchesOptions = {}): Parse
     }
     const size = batchLength + LOG_OVERHEAD;
     if (size > remaining) {
+      if (produce) break walk;
       if (opts.allowTrailingPartial) return { batches, error: null, partialBytes: remaining };
       return fail(
         batches,
@@ -242,65 +256,65 @@ export function parseBatches(buf: Buffer, opts: ParseBatchesOptions = {}): Parse
     const h = batches[i]!;
     const where = batches.length > 1 ? `batch ${i}: ` : '';
     if (produce && opts.produceVersion !== undefined && opts.produceVersion < 7 && h.compression === 4) {
-      return fail(
+      return failBatch(
         batches,
         'UNSUPPORTED_COMPRESSION_TYPE',
         `produce requests with version ${opts.produceVersion} are not allowed to use ZStandard compression`,
       );
     }
     if (produce && h.baseOffset !== 0n) {
-      return fail(batches, 'INVALID_RECORD', `${where}the baseOffset of the record batch should be 0, but it is ${h.baseOffset}`);
+      return failBatch(batches, 'INVALID_RECORD', `${where}the baseOffset of the record batch should be 0, but it is ${h.baseOffset}`);
     }
     if (opts.maxBatchBytes !== undefined && h.end - h.start > opts.maxBatchBytes) {
-      return fail(
+      return failBatch(
         batches,
         'RECORD_TOO_LARGE',
         `${where}the record batch size is ${h.end - h.start} bytes which exceeds the maximum configured value of ${opts.maxBatchBytes}`,
       );
     }
     if (opts.verifyCrc && !verifyCrc(buf, h)) {
-      return fail(
+      return failBatch(
         batches,
         'CORRUPT_MESSAGE',
         `${where}record is corrupt (stored crc = ${h.crc}, computed crc = ${crc32c(buf, h.start + ATTRIBUTES_OFFSET, h.end)})`,
       );
     }
     if (!isCompression(h.attributes & ATTR_COMPRESSION_MASK)) {
-      return fail(batches, 'UNSUPPORTED_COMPRESSION_TYPE', `${where}unknown compression type id ${h.attributes & ATTR_COMPRESSION_MASK}`);
+      return failBatch(batches, 'UNSUPPORTED_COMPRESSION_TYPE', `${where}unknown compression type id ${h.attributes & ATTR_COMPRESSION_MASK}`);
     }
     const recordsBytes = h.end - h.start - RECORDS_OFFSET;
     if (produce) {
       if (h.lastOffsetDelta < 0) {
-        return fail(batches, 'INVALID_RECORD', `${where}batch has an invalid offset range: lastOffsetDelta ${h.lastOffsetDelta}`);
+        return failBatch(batches, 'INVALID_RECORD', `${where}batch has an invalid offset range: lastOffsetDelta ${h.lastOffsetDelta}`);
       }
       if (h.recordCount <= 0) {
-        return fail(batches, 'INVALID_RECORD', `${where}invalid reported count for record batch: ${h.recordCount}`);
+        return failBatch(batches, 'INVALID_RECORD', `${where}invalid reported count for record batch: ${h.recordCount}`);
       }
       if (h.lastOffsetDelta + 1 !== h.recordCount) {
-        return fail(
+        return failBatch(
           batches,
           'INVALID_RECORD',
           `${where}inconsistent batch offset range [0, ${h.lastOffsetDelta}] and count of records ${h.recordCount}`,
         );
       }
       if (h.isControl) {
-        return fail(batches, 'INVALID_RECORD', `${where}clients are not allowed to write control records`);
+        return failBatch(batches, 'INVALID_RECORD', `${where}clients are not allowed to write control records`);
       }
       if (h.producerId >= 0n && h.baseSequence < 0) {
-        return fail(batches, 'INVALID_RECORD', `${where}invalid sequence number ${h.baseSequence} with producerId ${h.producerId}`);
+        return failBatch(batches, 'INVALID_RECORD', `${where}invalid sequence number ${h.baseSequence} with producerId ${h.producerId}`);
       }
     } else {
       if (h.recordCount < 0) {
-        return fail(batches, 'CORRUPT_MESSAGE', `${where}invalid record count ${h.recordCount}`);
+        return failBatch(batches, 'CORRUPT_MESSAGE', `${where}invalid record count ${h.recordCount}`);
       }
       if (h.lastOffsetDelta < 0 || (h.recordCount > 0 && h.lastOffsetDelta < h.recordCount - 1)) {
-        return fail(batches, 'CORRUPT_MESSAGE', `${where}lastOffsetDelta ${h.lastOffsetDelta} too small for ${h.recordCount} records`);
+        return failBatch(batches, 'CORRUPT_MESSAGE', `${where}lastOffsetDelta ${h.lastOffsetDelta} too small for ${h.recordCount} records`);
       }
     }
     // Uncompressed: every record takes at least MIN_RECORD_SIZE bytes, so an absurd count is caught here
     // without touching the records (Kafka reports the same input as INVALID_RECORD when iterating).
     if (h.compression === 0 && h.recordCount > recordsBytes / MIN_RECORD_SIZE) {
-      return fail(
+      return failBatch(
         batches,
         produce ? 'INVALID_RECORD' : 'CORRUPT_MESSAGE',
         `${where}record count ${h.recordCount} cannot fit in ${recordsBytes} bytes of records`,

@@ -43,7 +43,7 @@ describe('CRC', () => {
 });
 
 describe('truncation', () => {
-  it('every prefix of a 2-batch buffer: error, no throw', () => {
+  it('every prefix of a 2-batch buffer: an error for stored data; for a produce, the complete batches (Kafka stops at a partial one), no throw', () => {
     const a = buildBatch({ baseOffset: 0n, records: recs(3) });
     const b = buildBatch({ baseOffset: 3n, compression: 1, records: recs(4) });
     const buf = Buffer.concat([a, b]);
@@ -60,8 +60,11 @@ describe('truncation', () => {
         expect(log.batches).toHaveLength(1);
       } else {
         expect(log.error, `n=${n}`).toBe('CORRUPT_MESSAGE');
-        expect(produce.error, `n=${n}`).not.toBeNull();
         expect(log.batches.length).toBe(n > a.length ? 1 : 0);
+        // Kafka's iterator ends at a partial batch: none complete is "at least one batch" (INVALID_RECORD);
+        // after a complete one the partial bytes are dropped (UnifiedLog.trimInvalidBytes).
+        expect(produce.error, `n=${n}`).toBe(n < a.length ? 'INVALID_RECORD' : null);
+        expect(produce.batches.length, `n=${n}`).toBe(n < a.length ? 0 : 1);
       }
       const partial = parseBatches(cut, { mode: 'log', allowTrailingPartial: true });
       expect(partial.error).toBeNull();
@@ -122,12 +125,14 @@ describe('produce validation (Kafka error mapping)', () => {
     expect(parseBatches(small).error).toBe('CORRUPT_MESSAGE');
   });
 
-  it('absurd batchLength → CORRUPT_MESSAGE (truncated), no allocation', () => {
+  it('absurd batchLength: stored data CORRUPT_MESSAGE, a produce INVALID_RECORD (no complete batch); a negative one CORRUPT_MESSAGE; no allocation', () => {
     const b = good();
     b.writeInt32BE(0x7fffffff, 8);
-    expect(parseBatches(b).error).toBe('CORRUPT_MESSAGE');
+    expect(parseBatches(b, { mode: 'log' }).error).toBe('CORRUPT_MESSAGE');
+    expect(parseBatches(b).error).toBe('INVALID_RECORD');
     b.writeInt32BE(-5, 8);
     expect(parseBatches(b).error).toBe('CORRUPT_MESSAGE');
+    expect(parseBatches(b, { mode: 'log' }).error).toBe('CORRUPT_MESSAGE');
   });
 
   it('magic 0/1 → INVALID_RECORD on produce; magic > 2 or < 0 → CORRUPT_MESSAGE', () => {
