@@ -49,6 +49,13 @@ export type PersistGroup = (group: ClassicGroup) => Promise<void>;
 
 const EMPTY = Buffer.alloc(0);
 
+/**
+ * How long a new member may wait in its first JoinGroup (Kafka's
+ * classic-group new-member join timeout, fixed at 5 minutes): it has no
+ * generation to heartbeat with, so its session timeout does not apply yet.
+ */
+export const NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000;
+
 /** A SyncGroup protocol type or name that differs from the group's; either side null is no conflict. */
 function protocolInconsistent(fromRequest: string | null, ofGroup: string | null): boolean {
   return fromRequest !== null && ofGroup !== null && fromRequest !== ofGroup;
@@ -65,7 +72,10 @@ export class ClassicGroup {
   private readonly staticMembers = new Map<string, string>();
   private readonly pendingMembers = new Map<string, Timer>();
   private rebalanceTimer: Timer | null = null;
-  private initialDelayDeadline = 0;
+  /** This join phase started from Empty (Kafka: previous state Empty): only the initial delay ends it. */
+  private initialRebalance = false;
+  /** A member joined since the initial delay last ended. */
+  private newMemberAdded = false;
   private syncTimer: Timer | null = null;
 
   constructor(
@@ -160,7 +170,7 @@ export class ClassicGroup {
       if (req.requireKnownMemberId) {
         // KIP-394: hand out the id first, so a client that times out and retries does not leave a ghost member.
         this.pendingMembers.get(newMemberId)?.cancel();
-        this.pendingMembers.set(newMemberId, this.clock.setTimeout(() => this.pendingMembers.delete(newMemberId), req.sessionTimeoutMs));
+        this.pendingMembers.set(newMemberId, this.clock.setTimeout(() => this.onPendingMemberExpired(newMemberId), req.sessionTimeoutMs));
         return Promise.resolve(joinError(ErrorCode.MEMBER_ID_REQUIRED, newMemberId));
       }
       return this.addMemberAndRebalance(newMemberId, req);
@@ -237,9 +247,9 @@ export class ClassicGroup {
     if (req.groupInstanceId !== null) this.staticMembers.set(req.groupInstanceId, memberId);
     if (this.leaderId === null) this.leaderId = memberId;
     const result = new Promise<JoinResult>((resolve) => (member.awaitingJoin = resolve));
-    this.scheduleHeartbeat(member);
+    this.scheduleHeartbeat(member, NEW_MEMBER_JOIN_TIMEOUT_MS);
     if (this.state === 'PreparingRebalance') {
-      this.extendInitialDelay();
+      if (this.initialRebalance) this.newMemberAdded = true;
       this.maybeCompleteJoin();
     } else {
       this.prepareRebalance(`member ${memberId} joined`);
@@ -255,8 +265,8 @@ export class ClassicGroup {
     member.clientHost = req.clientHost;
     // A duplicate join while one is parked: the older one is superseded.
     member.awaitingJoin?.(joinError(ErrorCode.UNKNOWN_MEMBER_ID, member.memberId));
+    // No new session deadline: a member waiting in JoinGroup is kept alive until the join phase ends.
     const result = new Promise<JoinResult>((resolve) => (member.awaitingJoin = resolve));
-    this.scheduleHeartbeat(member);
     if (this.state === 'PreparingRebalance') this.maybeCompleteJoin();
     else this.prepareRebalance(`member ${member.memberId} rejoined`);
     return result;
@@ -300,38 +310,47 @@ export class ClassicGroup {
     if (this.state === 'CompletingRebalance') {
       for (const m of this.members.values()) {
         m.assignment = EMPTY;
-        m.awaitingSync?.(syncError(ErrorCode.REBALANCE_IN_PROGRESS));
-        m.awaitingSync = null;
+        this.answerSync(m, syncError(ErrorCode.REBALANCE_IN_PROGRESS));
       }
     }
     const wasEmpty = this.state === 'Empty';
     this.setState('PreparingRebalance');
     this.rebalanceTimer?.cancel();
-    if (wasEmpty && this.settings.initialRebalanceDelayMs > 0) {
+    this.newMemberAdded = false;
+    const delayMs = this.settings.initialRebalanceDelayMs;
+    if (wasEmpty && delayMs > 0) {
       // group.initial.rebalance.delay.ms: give other members of a starting group time to join.
-      this.initialDelayDeadline = this.clock.now() + this.maxRebalanceTimeoutMs();
-      this.rebalanceTimer = this.clock.setTimeout(() => this.completeJoin(), Math.min(this.settings.initialRebalanceDelayMs, this.maxRebalanceTimeoutMs()));
+      this.initialRebalance = true;
+      this.scheduleInitialDelay(delayMs, Math.max(this.maxRebalanceTimeoutMs() - delayMs, 0));
       return;
     }
-    this.initialDelayDeadline = 0;
+    this.initialRebalance = false;
     this.rebalanceTimer = this.clock.setTimeout(() => this.completeJoin(), this.maxRebalanceTimeoutMs());
     this.maybeCompleteJoin();
   }
 
-  /** During the initial delay each new member pushes completion back by the delay, up to the rebalance timeout. */
-  private extendInitialDelay(): void {
-    if (this.initialDelayDeadline === 0) return;
-    const remaining = this.initialDelayDeadline - this.clock.now();
-    if (remaining <= 0) return;
-    this.rebalanceTimer?.cancel();
-    this.rebalanceTimer = this.clock.setTimeout(() => this.completeJoin(), Math.min(this.settings.initialRebalanceDelayMs, remaining));
+  /**
+   * Kafka's initial delayed join: when the delay ends and members joined
+   * during it, wait one more delay, until the first member's rebalance
+   * timeout is used up; otherwise the join phase ends.
+   */
+  private scheduleInitialDelay(delayMs: number, remainingMs: number): void {
+    this.rebalanceTimer = this.clock.setTimeout(() => {
+      if (!this.newMemberAdded || remainingMs === 0) return this.completeJoin();
+      this.newMemberAdded = false;
+      this.scheduleInitialDelay(Math.min(this.settings.initialRebalanceDelayMs, remainingMs), Math.max(remainingMs - delayMs, 0));
+    }, delayMs);
   }
 
+  /** Kafka's hasAllMembersJoined: every member waits in JoinGroup and no handed-out member id is still unused. */
+  private allMembersJoined(): boolean {
+    for (const m of this.members.values()) if (!m.awaitingJoin) return false;
+    return this.pendingMembers.size === 0;
+  }
+
+  /** Ends the join phase early once everyone has joined, except in the initial delay. */
   private maybeCompleteJoin(): void {
-    if (this.state !== 'PreparingRebalance' || this.initialDelayDeadline !== 0) return;
-    for (const m of this.members.values()) if (!m.awaitingJoin) return;
-    if (this.pendingMembers.size > 0) return;
-    this.completeJoin();
+    if (this.state === 'PreparingRebalance' && !this.initialRebalance && this.allMembersJoined()) this.completeJoin();
   }
 
   /** Ends the join phase: drops members that did not rejoin, starts the next generation, answers every parked join. */
@@ -339,7 +358,8 @@ export class ClassicGroup {
     if (this.state !== 'PreparingRebalance') return;
     this.rebalanceTimer?.cancel();
     this.rebalanceTimer = null;
-    this.initialDelayDeadline = 0;
+    this.initialRebalance = false;
+    this.newMemberAdded = false;
     for (const m of [...this.members.values()]) {
       if (!m.awaitingJoin) this.removeMemberOnly(m);
     }
@@ -416,8 +436,7 @@ export class ClassicGroup {
     if (failed) {
       for (const m of this.members.values()) {
         m.assignment = EMPTY;
-        m.awaitingSync?.(syncError(ErrorCode.COORDINATOR_NOT_AVAILABLE));
-        m.awaitingSync = null;
+        this.answerSync(m, syncError(ErrorCode.COORDINATOR_NOT_AVAILABLE));
       }
       this.prepareRebalance('storing the group failed');
       return;
@@ -425,10 +444,20 @@ export class ClassicGroup {
     this.syncTimer?.cancel();
     this.syncTimer = null;
     this.setState('Stable');
-    for (const m of this.members.values()) {
-      m.awaitingSync?.(this.syncResponse(m));
-      m.awaitingSync = null;
-    }
+    for (const m of this.members.values()) this.answerSync(m, this.syncResponse(m));
+  }
+
+  /**
+   * Answers a member waiting in SyncGroup and starts its session afresh
+   * (Kafka's propagateAssignment): while it waited, its expiry was ignored,
+   * and a deadline from before the answer would drop it before it can act.
+   */
+  private answerSync(member: Member, result: SyncResult): void {
+    const respond = member.awaitingSync;
+    if (!respond) return;
+    member.awaitingSync = null;
+    respond(result);
+    this.scheduleHeartbeat(member);
   }
 
   // ---- Heartbeat and LeaveGroup ------------------------------------------
@@ -490,20 +519,24 @@ export class ClassicGroup {
         this.prepareRebalance(reason);
         break;
       case 'PreparingRebalance':
-        if (this.members.size === 0) this.completeJoin();
-        else this.maybeCompleteJoin();
+        this.maybeCompleteJoin();
         break;
       default:
         break;
     }
   }
 
-  private scheduleHeartbeat(member: Member): void {
+  private scheduleHeartbeat(member: Member, timeoutMs = member.sessionTimeoutMs): void {
     member.heartbeatTimer?.cancel();
-    member.heartbeatTimer = this.clock.setTimeout(() => this.onSessionExpired(member), member.sessionTimeoutMs);
+    member.heartbeatTimer = this.clock.setTimeout(() => this.onSessionExpired(member), timeoutMs);
   }
 
-  /** session.timeout.ms passed without a heartbeat. A member parked in a join or sync is kept; the rebalance deadlines govern it. */
+  /**
+   * The member's deadline passed without a heartbeat. A known member parked
+   * in a join or sync is kept (Kafka's hasSatisfiedHeartbeat): the rebalance
+   * deadlines govern it, and its session restarts when it is answered. A new
+   * member's deadline is the new-member join timeout.
+   */
   private onSessionExpired(member: Member): void {
     if (this.members.get(member.memberId) !== member) return;
     if ((member.awaitingJoin && !member.isNew) || member.awaitingSync) {
@@ -511,7 +544,18 @@ export class ClassicGroup {
       return;
     }
     this.removeMemberOnly(member);
-    this.afterMembershipChange(`member ${member.memberId} session expired`);
+    // Kafka's removeMemberAndUpdateGroup: a join phase waiting only for this member ends now, initial delay or not.
+    if (this.state === 'PreparingRebalance') {
+      if (this.allMembersJoined()) this.completeJoin();
+    } else {
+      this.afterMembershipChange(`member ${member.memberId} session expired`);
+    }
+  }
+
+  /** A member id handed out with MEMBER_ID_REQUIRED was not used within the session timeout: the join phase stops waiting for it. */
+  private onPendingMemberExpired(memberId: string): void {
+    this.pendingMembers.delete(memberId);
+    if (this.state === 'PreparingRebalance' && this.allMembersJoined()) this.completeJoin();
   }
 
   // ---- offsets, restore, deletion ----------------------------------------
