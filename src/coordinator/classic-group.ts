@@ -77,6 +77,8 @@ export class ClassicGroup {
   /** A member joined since the initial delay last ended. */
   private newMemberAdded = false;
   private syncTimer: Timer | null = null;
+  /** Members of this generation that have not sent SyncGroup yet (Kafka's pending sync members). */
+  private readonly pendingSyncMembers = new Set<string>();
 
   constructor(
     readonly groupId: string,
@@ -307,6 +309,7 @@ export class ClassicGroup {
     this.log.info({ group: this.groupId, state: this.state, generation: this.generationId, members: this.members.size, reason }, 'preparing to rebalance');
     this.syncTimer?.cancel();
     this.syncTimer = null;
+    this.pendingSyncMembers.clear();
     if (this.state === 'CompletingRebalance') {
       for (const m of this.members.values()) {
         m.assignment = EMPTY;
@@ -353,7 +356,11 @@ export class ClassicGroup {
     if (this.state === 'PreparingRebalance' && !this.initialRebalance && this.allMembersJoined()) this.completeJoin();
   }
 
-  /** Ends the join phase: drops members that did not rejoin, starts the next generation, answers every parked join. */
+  /**
+   * Ends the join phase: drops dynamic members that did not rejoin (a static
+   * member stays, for its session timeout to judge), starts the next
+   * generation, answers every parked join.
+   */
   private completeJoin(): void {
     if (this.state !== 'PreparingRebalance') return;
     this.rebalanceTimer?.cancel();
@@ -361,7 +368,12 @@ export class ClassicGroup {
     this.initialRebalance = false;
     this.newMemberAdded = false;
     for (const m of [...this.members.values()]) {
-      if (!m.awaitingJoin) this.removeMemberOnly(m);
+      if (!m.awaitingJoin && m.groupInstanceId === null) this.removeMemberOnly(m);
+    }
+    if (this.members.size > 0 && !this.electJoinedLeader()) {
+      // Only static members that did not rejoin are left: wait another rebalance timeout for them.
+      this.rebalanceTimer = this.clock.setTimeout(() => this.completeJoin(), this.maxRebalanceTimeoutMs());
+      return;
     }
     this.generationId += 1;
     if (this.members.size === 0) {
@@ -372,23 +384,50 @@ export class ClassicGroup {
       return;
     }
     this.protocolName = this.selectProtocol();
-    if (this.leaderId === null || !this.members.has(this.leaderId)) this.leaderId = this.members.keys().next().value!;
     this.setState('CompletingRebalance');
     this.log.info({ group: this.groupId, generation: this.generationId, protocol: this.protocolName, members: this.members.size }, 'generation started');
     for (const m of this.members.values()) {
       m.isNew = false;
-      const respond = m.awaitingJoin!;
+      const respond = m.awaitingJoin;
       m.awaitingJoin = null;
-      respond(this.joinResponse(m, ErrorCode.NONE));
+      respond?.(this.joinResponse(m, ErrorCode.NONE));
       this.scheduleHeartbeat(m);
+      this.pendingSyncMembers.add(m.memberId);
     }
-    // Members that never send SyncGroup are dropped after the rebalance timeout, and the group rebalances again.
+    // Members that never send SyncGroup are dropped after the rebalance timeout, even once the
+    // group is Stable, and the group rebalances again.
     const generation = this.generationId;
     this.syncTimer = this.clock.setTimeout(() => {
-      if (this.state !== 'CompletingRebalance' || this.generationId !== generation) return;
-      for (const m of [...this.members.values()]) if (!m.awaitingSync) this.removeMemberOnly(m);
-      this.afterMembershipChange('members failed to sync');
+      if ((this.state !== 'CompletingRebalance' && this.state !== 'Stable') || this.generationId !== generation) return;
+      if (this.pendingSyncMembers.size === 0) return;
+      // An id that a restarted static member replaced stays pending, as on Kafka: the group rebalances.
+      for (const memberId of [...this.pendingSyncMembers]) {
+        const m = this.members.get(memberId);
+        if (m) this.removeMemberOnly(m);
+      }
+      this.prepareRebalance('members failed to sync');
     }, this.maxRebalanceTimeoutMs());
+  }
+
+  /** Kafka's maybeElectNewJoinedLeader: a leader that did not rejoin gives way to one that did; false if nobody rejoined. */
+  private electJoinedLeader(): boolean {
+    if (this.leaderId === null) return false;
+    if (this.members.get(this.leaderId)?.awaitingJoin) return true;
+    for (const m of this.members.values()) {
+      if (m.awaitingJoin) {
+        this.leaderId = m.memberId;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** A member sent SyncGroup for this generation; once all have, the sync deadline goes. */
+  private syncReceived(memberId: string): void {
+    this.pendingSyncMembers.delete(memberId);
+    if (this.pendingSyncMembers.size > 0) return;
+    this.syncTimer?.cancel();
+    this.syncTimer = null;
   }
 
   // ---- SyncGroup ---------------------------------------------------------
@@ -408,9 +447,11 @@ export class ClassicGroup {
       case 'PreparingRebalance':
         return Promise.resolve(syncError(ErrorCode.REBALANCE_IN_PROGRESS));
       case 'Stable':
+        this.syncReceived(member.memberId);
         this.scheduleHeartbeat(member);
         return Promise.resolve(this.syncResponse(member));
       case 'CompletingRebalance': {
+        this.syncReceived(member.memberId);
         const result = new Promise<SyncResult>((resolve) => (member.awaitingSync = resolve));
         this.scheduleHeartbeat(member);
         if (this.isLeader(member.memberId)) void this.completeSync(req.assignments);
@@ -441,8 +482,6 @@ export class ClassicGroup {
       this.prepareRebalance('storing the group failed');
       return;
     }
-    this.syncTimer?.cancel();
-    this.syncTimer = null;
     this.setState('Stable');
     for (const m of this.members.values()) this.answerSync(m, this.syncResponse(m));
   }
@@ -503,9 +542,11 @@ export class ClassicGroup {
 
   private removeMemberOnly(member: Member): void {
     member.heartbeatTimer?.cancel();
-    member.awaitingJoin?.(joinError(ErrorCode.UNKNOWN_MEMBER_ID, member.memberId));
+    // Kafka answers a removed member's parked join without a member id: the client starts over.
+    member.awaitingJoin?.(joinError(ErrorCode.UNKNOWN_MEMBER_ID));
     member.awaitingSync?.(syncError(ErrorCode.UNKNOWN_MEMBER_ID));
     this.members.delete(member.memberId);
+    this.pendingSyncMembers.delete(member.memberId);
     if (member.groupInstanceId !== null && this.staticMembers.get(member.groupInstanceId) === member.memberId) {
       this.staticMembers.delete(member.groupInstanceId);
     }

@@ -359,6 +359,8 @@ describe('ClassicGroup session timers during a rebalance', () => {
     clock.advance(1);
     const res = (await settled(newcomer.joined)) as JoinResult;
     expect(res.errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
+    // As Kafka answers it: no member id, so the client starts over.
+    expect(res.memberId).toBe('');
     expect(group.members.has(newcomer.memberId)).toBe(false);
   });
 
@@ -380,5 +382,105 @@ describe('ClassicGroup session timers during a rebalance', () => {
     expect(res.generationId).toBe(ra.generationId + 1);
     // The expired id is no member.
     expect((await join({ memberId: discarded.memberId })).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
+  });
+});
+
+describe('ClassicGroup members that do not rejoin or sync', () => {
+  const staticJoin = (instance: string, memberId = '') => join({ groupInstanceId: instance, clientId: instance, memberId });
+  const syncOf = (memberId: string, groupInstanceId: string | null, generationId: number, assignments: { memberId: string; assignment: Buffer }[] = []) =>
+    group.sync({ groupId: 'g', generationId, memberId, groupInstanceId, protocolType: 'consumer', protocolName: 'range', assignments });
+
+  async function stableStaticGroup(): Promise<{ a: JoinResult; b: JoinResult }> {
+    const pa = staticJoin('instance-a');
+    const pb = staticJoin('instance-b');
+    clock.advance(2 * DELAY);
+    const [a, b] = await Promise.all([pa, pb]);
+    await Promise.all([syncOf(b.memberId, 'instance-b', 1), syncOf(a.memberId, 'instance-a', 1)]);
+    expect(group.state).toBe('Stable');
+    return { a, b };
+  }
+
+  it('keeps a static member that did not rejoin in the next generation (only dynamic members are dropped)', async () => {
+    const { a, b } = await stableStaticGroup();
+    const rejoin = staticJoin('instance-a', a.memberId);
+    // instance-b heartbeats through the rebalance but never rejoins.
+    for (let t = SESSION / 2; t < REBALANCE; t += SESSION / 2) {
+      clock.advance(SESSION / 2);
+      expect(group.heartbeat(b.memberId, 'instance-b', 1)).toBe(ErrorCode.REBALANCE_IN_PROGRESS);
+    }
+    expect(await settled(rejoin)).toBe('pending');
+    clock.advance(SESSION / 2);
+    const res = await rejoin;
+    expect(res.generationId).toBe(2);
+    expect(res.members.map((m) => m.memberId).sort()).toEqual([a.memberId, b.memberId].sort());
+    expect(group.heartbeat(b.memberId, 'instance-b', 1)).toBe(ErrorCode.ILLEGAL_GENERATION);
+    // Its rejoin gets the generation that counted it in, without another rebalance.
+    const late = await staticJoin('instance-b', b.memberId);
+    expect([late.errorCode, late.generationId]).toEqual([0, 2]);
+  });
+
+  it('hands the leadership to a member that rejoined when the leader did not, and waits while nobody has', async () => {
+    const { a, b } = await stableStaticGroup();
+    expect(a.leader).toBe(a.memberId);
+    // A dynamic member joins; instance-b rejoins, the leader instance-a does not.
+    const c = await joinNewMember({ clientId: 'c' });
+    const rejoinB = staticJoin('instance-b', b.memberId);
+    for (let t = 0; t < REBALANCE; t += SESSION / 2) {
+      clock.advance(SESSION / 2);
+      group.heartbeat(a.memberId, 'instance-a', 1);
+    }
+    const res = await rejoinB;
+    expect(res.generationId).toBe(2);
+    expect(res.leader).toBe(b.memberId);
+    expect(res.members.map((m) => m.memberId).sort()).toEqual([a.memberId, b.memberId, c.memberId].sort());
+    expect((await c.joined).leader).toBe(b.memberId);
+
+    // Generation 2 completes; c leaves; then a rebalance that neither static member rejoins waits for them.
+    await Promise.all([syncOf(c.memberId, null, 2), syncOf(a.memberId, 'instance-a', 2), syncOf(b.memberId, 'instance-b', 2)]);
+    expect(group.state).toBe('Stable');
+    expect(group.leave([{ memberId: c.memberId, groupInstanceId: null }])).toEqual([ErrorCode.NONE]);
+    expect(group.state).toBe('PreparingRebalance');
+    for (let t = 0; t < 2 * REBALANCE; t += SESSION / 2) {
+      clock.advance(SESSION / 2);
+      expect(group.heartbeat(a.memberId, 'instance-a', 2)).toBe(ErrorCode.REBALANCE_IN_PROGRESS);
+      expect(group.heartbeat(b.memberId, 'instance-b', 2)).toBe(ErrorCode.REBALANCE_IN_PROGRESS);
+    }
+    expect(group.generationId).toBe(2);
+    // Once one rejoins, the next deadline ends the phase with it as leader.
+    const back = staticJoin('instance-a', a.memberId);
+    for (let t = 0; t < REBALANCE; t += SESSION / 2) {
+      clock.advance(SESSION / 2);
+      group.heartbeat(b.memberId, 'instance-b', 2);
+    }
+    const third = await back;
+    expect([third.generationId, third.leader]).toEqual([3, a.memberId]);
+  });
+
+  it('drops a member that never sends SyncGroup after the rebalance timeout, even once the group is Stable', async () => {
+    const a = await joinNewMember({ clientId: 'a' });
+    const b = await joinNewMember({ clientId: 'b' });
+    clock.advance(2 * DELAY);
+    const [ra, rb] = await Promise.all([a.joined, b.joined]);
+    await syncOf(ra.memberId, null, 1, [{ memberId: rb.memberId, assignment: Buffer.from('B') }]);
+    expect(group.state).toBe('Stable');
+    // b heartbeats but never syncs.
+    for (let t = SESSION / 2; t < REBALANCE; t += SESSION / 2) {
+      clock.advance(SESSION / 2);
+      expect(group.heartbeat(rb.memberId, null, 1)).toBe(ErrorCode.NONE);
+      group.heartbeat(ra.memberId, null, 1);
+    }
+    clock.advance(SESSION / 2);
+    expect(group.heartbeat(rb.memberId, null, 1)).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
+    expect(group.state).toBe('PreparingRebalance');
+    expect(group.heartbeat(ra.memberId, null, 1)).toBe(ErrorCode.REBALANCE_IN_PROGRESS);
+  });
+
+  it('keeps the sync deadline off a generation whose members all synced', async () => {
+    const { ids, generation } = await stableGroupOf(2);
+    for (let t = 0; t < 2 * REBALANCE; t += SESSION / 2) {
+      clock.advance(SESSION / 2);
+      for (const id of ids) expect(group.heartbeat(id, null, generation)).toBe(ErrorCode.NONE);
+    }
+    expect(group.state).toBe('Stable');
   });
 });
