@@ -99,6 +99,36 @@ describe('session timers through a rebalance', () => {
     expect((await join(await member(), 'lost-id', lost.memberId, pendingSession)).errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
     expect((await c.request(HeartbeatApi, 4, { groupId: 'lost-id', generationId: res.generationId, memberId })).errorCode).toBe(0);
   });
+
+  it('keeps a static member that heartbeats but does not rejoin in the next generation', async () => {
+    const [ca, cb] = [await member(), await member()];
+    const staticJoin = (c: RawClient, instance: string, memberId: string) =>
+      c.request(JoinGroupApi, 7, {
+        groupId: 'static-late', sessionTimeoutMs: SESSION, rebalanceTimeoutMs: 2000, memberId, groupInstanceId: instance, protocolType: 'consumer',
+        protocols: [{ name: 'range', metadata: subscription(['timers']) }],
+      });
+    const [a, b] = await Promise.all([staticJoin(ca, 'instance-a', ''), staticJoin(cb, 'instance-b', '')]);
+    expect(a.leader).toBe(a.memberId);
+    const syncAs = (c: RawClient, memberId: string, instance: string, generationId: number) =>
+      c.request(SyncGroupApi, 5, { groupId: 'static-late', generationId, memberId, groupInstanceId: instance, protocolType: 'consumer', protocolName: 'range', assignments: [] });
+    await Promise.all([syncAs(ca, a.memberId, 'instance-a', 1), syncAs(cb, b.memberId, 'instance-b', 1)]);
+    // The leader rejoins; instance-b goes on heartbeating (it is busy processing) without rejoining.
+    let answered = false;
+    const rejoin = staticJoin(ca, 'instance-a', a.memberId).finally(() => (answered = true));
+    const beats: number[] = [];
+    while (!answered) {
+      beats.push((await cb.request(HeartbeatApi, 4, { groupId: 'static-late', generationId: 1, memberId: b.memberId, groupInstanceId: 'instance-b' })).errorCode);
+      await sleep(SESSION / 4);
+    }
+    expect(new Set(beats)).toEqual(new Set([ErrorCode.REBALANCE_IN_PROGRESS]));
+    const res = await rejoin;
+    expect(res.generationId).toBe(2);
+    expect(res.members.map((m) => m.memberId).sort()).toEqual([a.memberId, b.memberId].sort());
+    const beat = await cb.request(HeartbeatApi, 4, { groupId: 'static-late', generationId: 1, memberId: b.memberId, groupInstanceId: 'instance-b' });
+    expect(beat.errorCode).toBe(ErrorCode.ILLEGAL_GENERATION);
+    const late = await staticJoin(cb, 'instance-b', b.memberId);
+    expect([late.errorCode, late.generationId]).toEqual([0, 2]);
+  });
 });
 
 describe('kafkajs with a session as short as the initial delay', () => {
