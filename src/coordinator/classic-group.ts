@@ -4,6 +4,7 @@
 // synchronously to that state, so no two events interleave.
 import { randomUUID } from 'node:crypto';
 import type { Clock, Timer } from './clock.js';
+import { protocolInconsistent, protocolMetadata, sameProtocols, selectProtocol, supportsProtocols } from './group-protocols.js';
 import {
   ErrorCode,
   joinError,
@@ -12,8 +13,8 @@ import {
   type GroupState,
   type JoinRequest,
   type JoinResult,
+  type Member,
   type MemberIdentity,
-  type Protocol,
   type SyncRequest,
   type SyncResult,
 } from './group-types.js';
@@ -21,22 +22,6 @@ import {
 export interface GroupSettings {
   initialRebalanceDelayMs: number;
   maxSize: number;
-}
-
-export interface Member {
-  memberId: string;
-  groupInstanceId: string | null;
-  clientId: string;
-  clientHost: string;
-  sessionTimeoutMs: number;
-  rebalanceTimeoutMs: number;
-  protocols: Protocol[];
-  assignment: Buffer;
-  awaitingJoin: ((result: JoinResult) => void) | null;
-  awaitingSync: ((result: SyncResult) => void) | null;
-  /** Joined during the current rebalance (not yet part of a generation). */
-  isNew: boolean;
-  heartbeatTimer: Timer | null;
 }
 
 /** Where the group reports its rebalances (a pino child logger in the broker). */
@@ -55,11 +40,6 @@ const EMPTY = Buffer.alloc(0);
  * generation to heartbeat with, so its session timeout does not apply yet.
  */
 export const NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000;
-
-/** A SyncGroup protocol type or name that differs from the group's; either side null is no conflict. */
-function protocolInconsistent(fromRequest: string | null, ofGroup: string | null): boolean {
-  return fromRequest !== null && ofGroup !== null && fromRequest !== ofGroup;
-}
 
 export class ClassicGroup {
   state: GroupState = 'Empty';
@@ -117,38 +97,6 @@ export class ClassicGroup {
     return this.members.has(memberId) ? ErrorCode.NONE : ErrorCode.UNKNOWN_MEMBER_ID;
   }
 
-  private supportsProtocols(protocolType: string, protocols: Protocol[]): boolean {
-    if (protocols.length === 0 || protocolType === '') return false;
-    if (this.members.size === 0) return true;
-    if (protocolType !== this.protocolType) return false;
-    const names = new Set(protocols.map((p) => p.name));
-    return this.candidateProtocols().some((p) => names.has(p));
-  }
-
-  /** Protocols every member supports. */
-  private candidateProtocols(): string[] {
-    const members = [...this.members.values()];
-    if (members.length === 0) return [];
-    return members[0]!.protocols.map((p) => p.name).filter((name) => members.every((m) => m.protocols.some((p) => p.name === name)));
-  }
-
-  /** Kafka's vote: each member votes for its most preferred candidate; the most votes win (ties: first candidate). */
-  private selectProtocol(): string {
-    const candidates = this.candidateProtocols();
-    const votes = new Map<string, number>(candidates.map((c) => [c, 0]));
-    for (const m of this.members.values()) {
-      const choice = m.protocols.find((p) => votes.has(p.name))!.name;
-      votes.set(choice, votes.get(choice)! + 1);
-    }
-    let best = candidates[0]!;
-    for (const c of candidates) if (votes.get(c)! > votes.get(best)!) best = c;
-    return best;
-  }
-
-  private protocolMetadata(member: Member): Buffer {
-    return member.protocols.find((p) => p.name === this.protocolName)?.metadata ?? EMPTY;
-  }
-
   private maxRebalanceTimeoutMs(): number {
     let max = 0;
     for (const m of this.members.values()) max = Math.max(max, m.rebalanceTimeoutMs);
@@ -159,7 +107,7 @@ export class ClassicGroup {
 
   join(req: JoinRequest): Promise<JoinResult> {
     if (this.state === 'Dead') return Promise.resolve(joinError(ErrorCode.COORDINATOR_NOT_AVAILABLE, req.memberId));
-    if (!this.supportsProtocols(req.protocolType, req.protocols)) return Promise.resolve(joinError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.memberId));
+    if (!supportsProtocols([...this.members.values()], this.protocolType, req.protocolType, req.protocols)) return Promise.resolve(joinError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.memberId));
 
     if (req.memberId === UNKNOWN_MEMBER_ID) {
       const newMemberId = `${req.clientId}-${randomUUID()}`;
@@ -192,25 +140,18 @@ export class ClassicGroup {
       case 'PreparingRebalance':
         return this.updateMemberAndRebalance(member, req);
       case 'CompletingRebalance':
-        if (this.sameProtocols(member, req.protocols)) {
+        if (sameProtocols(member, req.protocols)) {
           // A retried join of this generation: answer it again.
           return Promise.resolve(this.joinResponse(member, ErrorCode.NONE));
         }
         return this.updateMemberAndRebalance(member, req);
       case 'Stable':
-        if (this.isLeader(member.memberId) || !this.sameProtocols(member, req.protocols)) return this.updateMemberAndRebalance(member, req);
+        if (this.isLeader(member.memberId) || !sameProtocols(member, req.protocols)) return this.updateMemberAndRebalance(member, req);
         this.scheduleHeartbeat(member);
         return Promise.resolve({ ...this.joinResponse(member, ErrorCode.NONE), members: [] });
       default:
         return Promise.resolve(joinError(ErrorCode.UNKNOWN_MEMBER_ID, req.memberId));
     }
-  }
-
-  private sameProtocols(member: Member, protocols: Protocol[]): boolean {
-    return (
-      member.protocols.length === protocols.length &&
-      member.protocols.every((p, i) => p.name === protocols[i]!.name && p.metadata.equals(protocols[i]!.metadata))
-    );
   }
 
   private joinResponse(member: Member, errorCode: number): JoinResult {
@@ -224,7 +165,7 @@ export class ClassicGroup {
       memberId: member.memberId,
       skipAssignment: false,
       members: isLeader
-        ? [...this.members.values()].map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, metadata: this.protocolMetadata(m) }))
+        ? [...this.members.values()].map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, metadata: protocolMetadata(m, this.protocolName) }))
         : [],
     };
   }
@@ -291,7 +232,7 @@ export class ClassicGroup {
     if (this.leaderId === oldMemberId) this.leaderId = newMemberId;
     this.scheduleHeartbeat(member);
 
-    if (this.state === 'Stable' && this.sameProtocols(old, req.protocols)) {
+    if (this.state === 'Stable' && sameProtocols(old, req.protocols)) {
       member.sessionTimeoutMs = req.sessionTimeoutMs;
       member.rebalanceTimeoutMs = req.rebalanceTimeoutMs;
       const response = this.joinResponse(member, ErrorCode.NONE);
@@ -383,7 +324,7 @@ export class ClassicGroup {
       void this.persist(this).catch(() => {});
       return;
     }
-    this.protocolName = this.selectProtocol();
+    this.protocolName = selectProtocol([...this.members.values()]);
     this.setState('CompletingRebalance');
     this.log.info({ group: this.groupId, generation: this.generationId, protocol: this.protocolName, members: this.members.size }, 'generation started');
     for (const m of this.members.values()) {
