@@ -352,8 +352,7 @@ export class ClassicGroup {
 
   /** Kafka's maybeElectNewJoinedLeader: a leader that did not rejoin gives way to one that did; false if nobody rejoined. */
   private electJoinedLeader(): boolean {
-    if (this.leaderId === null) return false;
-    if (this.members.get(this.leaderId)?.awaitingJoin) return true;
+    if (this.leaderId !== null && this.members.get(this.leaderId)?.awaitingJoin) return true;
     for (const m of this.members.values()) {
       if (m.awaitingJoin) {
         this.leaderId = m.memberId;
