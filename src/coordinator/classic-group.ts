@@ -4,6 +4,7 @@
 // synchronously to that state, so no two events interleave.
 import { randomUUID } from 'node:crypto';
 import type { Clock, Timer } from './clock.js';
+import { protocolInconsistent, protocolMetadata, sameProtocols, selectProtocol, supportsProtocols } from './group-protocols.js';
 import {
   ErrorCode,
   joinError,
@@ -12,8 +13,8 @@ import {
   type GroupState,
   type JoinRequest,
   type JoinResult,
+  type Member,
   type MemberIdentity,
-  type Protocol,
   type SyncRequest,
   type SyncResult,
 } from './group-types.js';
@@ -21,22 +22,6 @@ import {
 export interface GroupSettings {
   initialRebalanceDelayMs: number;
   maxSize: number;
-}
-
-export interface Member {
-  memberId: string;
-  groupInstanceId: string | null;
-  clientId: string;
-  clientHost: string;
-  sessionTimeoutMs: number;
-  rebalanceTimeoutMs: number;
-  protocols: Protocol[];
-  assignment: Buffer;
-  awaitingJoin: ((result: JoinResult) => void) | null;
-  awaitingSync: ((result: SyncResult) => void) | null;
-  /** Joined during the current rebalance (not yet part of a generation). */
-  isNew: boolean;
-  heartbeatTimer: Timer | null;
 }
 
 /** Where the group reports its rebalances (a pino child logger in the broker). */
@@ -49,10 +34,12 @@ export type PersistGroup = (group: ClassicGroup) => Promise<void>;
 
 const EMPTY = Buffer.alloc(0);
 
-/** A SyncGroup protocol type or name that differs from the group's; either side null is no conflict. */
-function protocolInconsistent(fromRequest: string | null, ofGroup: string | null): boolean {
-  return fromRequest !== null && ofGroup !== null && fromRequest !== ofGroup;
-}
+/**
+ * How long a new member may wait in its first JoinGroup (Kafka's
+ * classic-group new-member join timeout, fixed at 5 minutes): it has no
+ * generation to heartbeat with, so its session timeout does not apply yet.
+ */
+export const NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000;
 
 export class ClassicGroup {
   state: GroupState = 'Empty';
@@ -65,8 +52,13 @@ export class ClassicGroup {
   private readonly staticMembers = new Map<string, string>();
   private readonly pendingMembers = new Map<string, Timer>();
   private rebalanceTimer: Timer | null = null;
-  private initialDelayDeadline = 0;
+  /** This join phase started from Empty (Kafka: previous state Empty): only the initial delay ends it. */
+  private initialRebalance = false;
+  /** A member joined since the initial delay last ended. */
+  private newMemberAdded = false;
   private syncTimer: Timer | null = null;
+  /** Members of this generation that have not sent SyncGroup yet (Kafka's pending sync members). */
+  private readonly pendingSyncMembers = new Set<string>();
 
   constructor(
     readonly groupId: string,
@@ -105,38 +97,6 @@ export class ClassicGroup {
     return this.members.has(memberId) ? ErrorCode.NONE : ErrorCode.UNKNOWN_MEMBER_ID;
   }
 
-  private supportsProtocols(protocolType: string, protocols: Protocol[]): boolean {
-    if (protocols.length === 0 || protocolType === '') return false;
-    if (this.members.size === 0) return true;
-    if (protocolType !== this.protocolType) return false;
-    const names = new Set(protocols.map((p) => p.name));
-    return this.candidateProtocols().some((p) => names.has(p));
-  }
-
-  /** Protocols every member supports. */
-  private candidateProtocols(): string[] {
-    const members = [...this.members.values()];
-    if (members.length === 0) return [];
-    return members[0]!.protocols.map((p) => p.name).filter((name) => members.every((m) => m.protocols.some((p) => p.name === name)));
-  }
-
-  /** Kafka's vote: each member votes for its most preferred candidate; the most votes win (ties: first candidate). */
-  private selectProtocol(): string {
-    const candidates = this.candidateProtocols();
-    const votes = new Map<string, number>(candidates.map((c) => [c, 0]));
-    for (const m of this.members.values()) {
-      const choice = m.protocols.find((p) => votes.has(p.name))!.name;
-      votes.set(choice, votes.get(choice)! + 1);
-    }
-    let best = candidates[0]!;
-    for (const c of candidates) if (votes.get(c)! > votes.get(best)!) best = c;
-    return best;
-  }
-
-  private protocolMetadata(member: Member): Buffer {
-    return member.protocols.find((p) => p.name === this.protocolName)?.metadata ?? EMPTY;
-  }
-
   private maxRebalanceTimeoutMs(): number {
     let max = 0;
     for (const m of this.members.values()) max = Math.max(max, m.rebalanceTimeoutMs);
@@ -147,7 +107,7 @@ export class ClassicGroup {
 
   join(req: JoinRequest): Promise<JoinResult> {
     if (this.state === 'Dead') return Promise.resolve(joinError(ErrorCode.COORDINATOR_NOT_AVAILABLE, req.memberId));
-    if (!this.supportsProtocols(req.protocolType, req.protocols)) return Promise.resolve(joinError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.memberId));
+    if (!supportsProtocols([...this.members.values()], this.protocolType, req.protocolType, req.protocols)) return Promise.resolve(joinError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.memberId));
 
     if (req.memberId === UNKNOWN_MEMBER_ID) {
       const newMemberId = `${req.clientId}-${randomUUID()}`;
@@ -160,7 +120,7 @@ export class ClassicGroup {
       if (req.requireKnownMemberId) {
         // KIP-394: hand out the id first, so a client that times out and retries does not leave a ghost member.
         this.pendingMembers.get(newMemberId)?.cancel();
-        this.pendingMembers.set(newMemberId, this.clock.setTimeout(() => this.pendingMembers.delete(newMemberId), req.sessionTimeoutMs));
+        this.pendingMembers.set(newMemberId, this.clock.setTimeout(() => this.onPendingMemberExpired(newMemberId), req.sessionTimeoutMs));
         return Promise.resolve(joinError(ErrorCode.MEMBER_ID_REQUIRED, newMemberId));
       }
       return this.addMemberAndRebalance(newMemberId, req);
@@ -180,25 +140,18 @@ export class ClassicGroup {
       case 'PreparingRebalance':
         return this.updateMemberAndRebalance(member, req);
       case 'CompletingRebalance':
-        if (this.sameProtocols(member, req.protocols)) {
+        if (sameProtocols(member, req.protocols)) {
           // A retried join of this generation: answer it again.
           return Promise.resolve(this.joinResponse(member, ErrorCode.NONE));
         }
         return this.updateMemberAndRebalance(member, req);
       case 'Stable':
-        if (this.isLeader(member.memberId) || !this.sameProtocols(member, req.protocols)) return this.updateMemberAndRebalance(member, req);
+        if (this.isLeader(member.memberId) || !sameProtocols(member, req.protocols)) return this.updateMemberAndRebalance(member, req);
         this.scheduleHeartbeat(member);
         return Promise.resolve({ ...this.joinResponse(member, ErrorCode.NONE), members: [] });
       default:
         return Promise.resolve(joinError(ErrorCode.UNKNOWN_MEMBER_ID, req.memberId));
     }
-  }
-
-  private sameProtocols(member: Member, protocols: Protocol[]): boolean {
-    return (
-      member.protocols.length === protocols.length &&
-      member.protocols.every((p, i) => p.name === protocols[i]!.name && p.metadata.equals(protocols[i]!.metadata))
-    );
   }
 
   private joinResponse(member: Member, errorCode: number): JoinResult {
@@ -212,7 +165,7 @@ export class ClassicGroup {
       memberId: member.memberId,
       skipAssignment: false,
       members: isLeader
-        ? [...this.members.values()].map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, metadata: this.protocolMetadata(m) }))
+        ? [...this.members.values()].map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, metadata: protocolMetadata(m, this.protocolName) }))
         : [],
     };
   }
@@ -237,9 +190,9 @@ export class ClassicGroup {
     if (req.groupInstanceId !== null) this.staticMembers.set(req.groupInstanceId, memberId);
     if (this.leaderId === null) this.leaderId = memberId;
     const result = new Promise<JoinResult>((resolve) => (member.awaitingJoin = resolve));
-    this.scheduleHeartbeat(member);
+    this.scheduleHeartbeat(member, NEW_MEMBER_JOIN_TIMEOUT_MS);
     if (this.state === 'PreparingRebalance') {
-      this.extendInitialDelay();
+      if (this.initialRebalance) this.newMemberAdded = true;
       this.maybeCompleteJoin();
     } else {
       this.prepareRebalance(`member ${memberId} joined`);
@@ -255,8 +208,8 @@ export class ClassicGroup {
     member.clientHost = req.clientHost;
     // A duplicate join while one is parked: the older one is superseded.
     member.awaitingJoin?.(joinError(ErrorCode.UNKNOWN_MEMBER_ID, member.memberId));
+    // No new session deadline: a member waiting in JoinGroup is kept alive until the join phase ends.
     const result = new Promise<JoinResult>((resolve) => (member.awaitingJoin = resolve));
-    this.scheduleHeartbeat(member);
     if (this.state === 'PreparingRebalance') this.maybeCompleteJoin();
     else this.prepareRebalance(`member ${member.memberId} rejoined`);
     return result;
@@ -279,7 +232,7 @@ export class ClassicGroup {
     if (this.leaderId === oldMemberId) this.leaderId = newMemberId;
     this.scheduleHeartbeat(member);
 
-    if (this.state === 'Stable' && this.sameProtocols(old, req.protocols)) {
+    if (this.state === 'Stable' && sameProtocols(old, req.protocols)) {
       member.sessionTimeoutMs = req.sessionTimeoutMs;
       member.rebalanceTimeoutMs = req.rebalanceTimeoutMs;
       const response = this.joinResponse(member, ErrorCode.NONE);
@@ -297,51 +250,71 @@ export class ClassicGroup {
     this.log.info({ group: this.groupId, state: this.state, generation: this.generationId, members: this.members.size, reason }, 'preparing to rebalance');
     this.syncTimer?.cancel();
     this.syncTimer = null;
+    this.pendingSyncMembers.clear();
     if (this.state === 'CompletingRebalance') {
       for (const m of this.members.values()) {
         m.assignment = EMPTY;
-        m.awaitingSync?.(syncError(ErrorCode.REBALANCE_IN_PROGRESS));
-        m.awaitingSync = null;
+        this.answerSync(m, syncError(ErrorCode.REBALANCE_IN_PROGRESS));
       }
     }
     const wasEmpty = this.state === 'Empty';
     this.setState('PreparingRebalance');
     this.rebalanceTimer?.cancel();
-    if (wasEmpty && this.settings.initialRebalanceDelayMs > 0) {
+    this.newMemberAdded = false;
+    const delayMs = this.settings.initialRebalanceDelayMs;
+    if (wasEmpty && delayMs > 0) {
       // group.initial.rebalance.delay.ms: give other members of a starting group time to join.
-      this.initialDelayDeadline = this.clock.now() + this.maxRebalanceTimeoutMs();
-      this.rebalanceTimer = this.clock.setTimeout(() => this.completeJoin(), Math.min(this.settings.initialRebalanceDelayMs, this.maxRebalanceTimeoutMs()));
+      this.initialRebalance = true;
+      this.scheduleInitialDelay(delayMs, Math.max(this.maxRebalanceTimeoutMs() - delayMs, 0));
       return;
     }
-    this.initialDelayDeadline = 0;
+    this.initialRebalance = false;
     this.rebalanceTimer = this.clock.setTimeout(() => this.completeJoin(), this.maxRebalanceTimeoutMs());
     this.maybeCompleteJoin();
   }
 
-  /** During the initial delay each new member pushes completion back by the delay, up to the rebalance timeout. */
-  private extendInitialDelay(): void {
-    if (this.initialDelayDeadline === 0) return;
-    const remaining = this.initialDelayDeadline - this.clock.now();
-    if (remaining <= 0) return;
-    this.rebalanceTimer?.cancel();
-    this.rebalanceTimer = this.clock.setTimeout(() => this.completeJoin(), Math.min(this.settings.initialRebalanceDelayMs, remaining));
+  /**
+   * Kafka's initial delayed join: when the delay ends and members joined
+   * during it, wait one more delay, until the first member's rebalance
+   * timeout is used up; otherwise the join phase ends.
+   */
+  private scheduleInitialDelay(delayMs: number, remainingMs: number): void {
+    this.rebalanceTimer = this.clock.setTimeout(() => {
+      if (!this.newMemberAdded || remainingMs === 0) return this.completeJoin();
+      this.newMemberAdded = false;
+      this.scheduleInitialDelay(Math.min(this.settings.initialRebalanceDelayMs, remainingMs), Math.max(remainingMs - delayMs, 0));
+    }, delayMs);
   }
 
+  /** Kafka's hasAllMembersJoined: every member waits in JoinGroup and no handed-out member id is still unused. */
+  private allMembersJoined(): boolean {
+    for (const m of this.members.values()) if (!m.awaitingJoin) return false;
+    return this.pendingMembers.size === 0;
+  }
+
+  /** Ends the join phase early once everyone has joined, except in the initial delay. */
   private maybeCompleteJoin(): void {
-    if (this.state !== 'PreparingRebalance' || this.initialDelayDeadline !== 0) return;
-    for (const m of this.members.values()) if (!m.awaitingJoin) return;
-    if (this.pendingMembers.size > 0) return;
-    this.completeJoin();
+    if (this.state === 'PreparingRebalance' && !this.initialRebalance && this.allMembersJoined()) this.completeJoin();
   }
 
-  /** Ends the join phase: drops members that did not rejoin, starts the next generation, answers every parked join. */
+  /**
+   * Ends the join phase: drops dynamic members that did not rejoin (a static
+   * member stays, for its session timeout to judge), starts the next
+   * generation, answers every parked join.
+   */
   private completeJoin(): void {
     if (this.state !== 'PreparingRebalance') return;
     this.rebalanceTimer?.cancel();
     this.rebalanceTimer = null;
-    this.initialDelayDeadline = 0;
+    this.initialRebalance = false;
+    this.newMemberAdded = false;
     for (const m of [...this.members.values()]) {
-      if (!m.awaitingJoin) this.removeMemberOnly(m);
+      if (!m.awaitingJoin && m.groupInstanceId === null) this.removeMemberOnly(m);
+    }
+    if (this.members.size > 0 && !this.electJoinedLeader()) {
+      // Only static members that did not rejoin are left: wait another rebalance timeout for them.
+      this.rebalanceTimer = this.clock.setTimeout(() => this.completeJoin(), this.maxRebalanceTimeoutMs());
+      return;
     }
     this.generationId += 1;
     if (this.members.size === 0) {
@@ -351,24 +324,50 @@ export class ClassicGroup {
       void this.persist(this).catch(() => {});
       return;
     }
-    this.protocolName = this.selectProtocol();
-    if (this.leaderId === null || !this.members.has(this.leaderId)) this.leaderId = this.members.keys().next().value!;
+    this.protocolName = selectProtocol([...this.members.values()]);
     this.setState('CompletingRebalance');
     this.log.info({ group: this.groupId, generation: this.generationId, protocol: this.protocolName, members: this.members.size }, 'generation started');
     for (const m of this.members.values()) {
       m.isNew = false;
-      const respond = m.awaitingJoin!;
+      const respond = m.awaitingJoin;
       m.awaitingJoin = null;
-      respond(this.joinResponse(m, ErrorCode.NONE));
+      respond?.(this.joinResponse(m, ErrorCode.NONE));
       this.scheduleHeartbeat(m);
+      this.pendingSyncMembers.add(m.memberId);
     }
-    // Members that never send SyncGroup are dropped after the rebalance timeout, and the group rebalances again.
+    // Members that never send SyncGroup are dropped after the rebalance timeout, even once the
+    // group is Stable, and the group rebalances again.
     const generation = this.generationId;
     this.syncTimer = this.clock.setTimeout(() => {
-      if (this.state !== 'CompletingRebalance' || this.generationId !== generation) return;
-      for (const m of [...this.members.values()]) if (!m.awaitingSync) this.removeMemberOnly(m);
-      this.afterMembershipChange('members failed to sync');
+      if ((this.state !== 'CompletingRebalance' && this.state !== 'Stable') || this.generationId !== generation) return;
+      if (this.pendingSyncMembers.size === 0) return;
+      // An id that a restarted static member replaced stays pending, as on Kafka: the group rebalances.
+      for (const memberId of [...this.pendingSyncMembers]) {
+        const m = this.members.get(memberId);
+        if (m) this.removeMemberOnly(m);
+      }
+      this.prepareRebalance('members failed to sync');
     }, this.maxRebalanceTimeoutMs());
+  }
+
+  /** Kafka's maybeElectNewJoinedLeader: a leader that did not rejoin gives way to one that did; false if nobody rejoined. */
+  private electJoinedLeader(): boolean {
+    if (this.leaderId !== null && this.members.get(this.leaderId)?.awaitingJoin) return true;
+    for (const m of this.members.values()) {
+      if (m.awaitingJoin) {
+        this.leaderId = m.memberId;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** A member sent SyncGroup for this generation; once all have, the sync deadline goes. */
+  private syncReceived(memberId: string): void {
+    this.pendingSyncMembers.delete(memberId);
+    if (this.pendingSyncMembers.size > 0) return;
+    this.syncTimer?.cancel();
+    this.syncTimer = null;
   }
 
   // ---- SyncGroup ---------------------------------------------------------
@@ -388,9 +387,11 @@ export class ClassicGroup {
       case 'PreparingRebalance':
         return Promise.resolve(syncError(ErrorCode.REBALANCE_IN_PROGRESS));
       case 'Stable':
+        this.syncReceived(member.memberId);
         this.scheduleHeartbeat(member);
         return Promise.resolve(this.syncResponse(member));
       case 'CompletingRebalance': {
+        this.syncReceived(member.memberId);
         const result = new Promise<SyncResult>((resolve) => (member.awaitingSync = resolve));
         this.scheduleHeartbeat(member);
         if (this.isLeader(member.memberId)) void this.completeSync(req.assignments);
@@ -416,19 +417,26 @@ export class ClassicGroup {
     if (failed) {
       for (const m of this.members.values()) {
         m.assignment = EMPTY;
-        m.awaitingSync?.(syncError(ErrorCode.COORDINATOR_NOT_AVAILABLE));
-        m.awaitingSync = null;
+        this.answerSync(m, syncError(ErrorCode.COORDINATOR_NOT_AVAILABLE));
       }
       this.prepareRebalance('storing the group failed');
       return;
     }
-    this.syncTimer?.cancel();
-    this.syncTimer = null;
     this.setState('Stable');
-    for (const m of this.members.values()) {
-      m.awaitingSync?.(this.syncResponse(m));
-      m.awaitingSync = null;
-    }
+    for (const m of this.members.values()) this.answerSync(m, this.syncResponse(m));
+  }
+
+  /**
+   * Answers a member waiting in SyncGroup and starts its session afresh
+   * (Kafka's propagateAssignment): while it waited, its expiry was ignored,
+   * and a deadline from before the answer would drop it before it can act.
+   */
+  private answerSync(member: Member, result: SyncResult): void {
+    const respond = member.awaitingSync;
+    if (!respond) return;
+    member.awaitingSync = null;
+    respond(result);
+    this.scheduleHeartbeat(member);
   }
 
   // ---- Heartbeat and LeaveGroup ------------------------------------------
@@ -474,9 +482,11 @@ export class ClassicGroup {
 
   private removeMemberOnly(member: Member): void {
     member.heartbeatTimer?.cancel();
-    member.awaitingJoin?.(joinError(ErrorCode.UNKNOWN_MEMBER_ID, member.memberId));
+    // Kafka answers a removed member's parked join without a member id: the client starts over.
+    member.awaitingJoin?.(joinError(ErrorCode.UNKNOWN_MEMBER_ID));
     member.awaitingSync?.(syncError(ErrorCode.UNKNOWN_MEMBER_ID));
     this.members.delete(member.memberId);
+    this.pendingSyncMembers.delete(member.memberId);
     if (member.groupInstanceId !== null && this.staticMembers.get(member.groupInstanceId) === member.memberId) {
       this.staticMembers.delete(member.groupInstanceId);
     }
@@ -490,20 +500,24 @@ export class ClassicGroup {
         this.prepareRebalance(reason);
         break;
       case 'PreparingRebalance':
-        if (this.members.size === 0) this.completeJoin();
-        else this.maybeCompleteJoin();
+        this.maybeCompleteJoin();
         break;
       default:
         break;
     }
   }
 
-  private scheduleHeartbeat(member: Member): void {
+  private scheduleHeartbeat(member: Member, timeoutMs = member.sessionTimeoutMs): void {
     member.heartbeatTimer?.cancel();
-    member.heartbeatTimer = this.clock.setTimeout(() => this.onSessionExpired(member), member.sessionTimeoutMs);
+    member.heartbeatTimer = this.clock.setTimeout(() => this.onSessionExpired(member), timeoutMs);
   }
 
-  /** session.timeout.ms passed without a heartbeat. A member parked in a join or sync is kept; the rebalance deadlines govern it. */
+  /**
+   * The member's deadline passed without a heartbeat. A known member parked
+   * in a join or sync is kept (Kafka's hasSatisfiedHeartbeat): the rebalance
+   * deadlines govern it, and its session restarts when it is answered. A new
+   * member's deadline is the new-member join timeout.
+   */
   private onSessionExpired(member: Member): void {
     if (this.members.get(member.memberId) !== member) return;
     if ((member.awaitingJoin && !member.isNew) || member.awaitingSync) {
@@ -511,7 +525,18 @@ export class ClassicGroup {
       return;
     }
     this.removeMemberOnly(member);
-    this.afterMembershipChange(`member ${member.memberId} session expired`);
+    // Kafka's removeMemberAndUpdateGroup: a join phase waiting only for this member ends now, initial delay or not.
+    if (this.state === 'PreparingRebalance') {
+      if (this.allMembersJoined()) this.completeJoin();
+    } else {
+      this.afterMembershipChange(`member ${member.memberId} session expired`);
+    }
+  }
+
+  /** A member id handed out with MEMBER_ID_REQUIRED was not used within the session timeout: the join phase stops waiting for it. */
+  private onPendingMemberExpired(memberId: string): void {
+    this.pendingMembers.delete(memberId);
+    if (this.state === 'PreparingRebalance' && this.allMembersJoined()) this.completeJoin();
   }
 
   // ---- offsets, restore, deletion ----------------------------------------

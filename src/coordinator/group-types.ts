@@ -1,4 +1,5 @@
 import { ErrorCode } from '../protocol/errors.js';
+import type { Timer } from './clock.js';
 
 export type GroupState = 'Empty' | 'PreparingRebalance' | 'CompletingRebalance' | 'Stable' | 'Dead';
 export const GROUP_STATES: readonly GroupState[] = ['Empty', 'PreparingRebalance', 'CompletingRebalance', 'Stable', 'Dead'];
@@ -49,6 +50,23 @@ export interface SyncResult {
   protocolType: string | null;
   protocolName: string | null;
   assignment: Buffer;
+}
+
+/** A member of a classic group, with what it is waiting for and its session timer. */
+export interface Member {
+  memberId: string;
+  groupInstanceId: string | null;
+  clientId: string;
+  clientHost: string;
+  sessionTimeoutMs: number;
+  rebalanceTimeoutMs: number;
+  protocols: Protocol[];
+  assignment: Buffer;
+  awaitingJoin: ((result: JoinResult) => void) | null;
+  awaitingSync: ((result: SyncResult) => void) | null;
+  /** Joined during the current rebalance (not yet part of a generation). */
+  isNew: boolean;
+  heartbeatTimer: Timer | null;
 }
 
 export interface MemberIdentity {
