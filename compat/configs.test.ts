@@ -3,7 +3,8 @@
 // and brokers, a producer refused by a Kafka 3.x timestamp config) and
 // librdkafka 2.0.2 through confluent-kafka-python 1.7.0's AdminClient
 // (create_topics with config, describe_configs, alter_configs of topics and
-// of the cluster-wide broker default).
+// of a broker's dynamic configs) and kafka-python 2.0.2's KafkaAdminClient
+// (alter_configs of the cluster-wide broker default, describe_configs).
 import { ConfigResourceTypes, Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestBroker, type TestBroker } from '../test/support/broker.js';
@@ -164,5 +165,44 @@ describe('confluent-kafka-python (librdkafka) AdminClient', () => {
     expect(Object.keys(out.legacy)).toHaveLength(36);
     expect(out.legacy['message.timestamp.difference.max.ms']).toMatchObject({ value: '60000', source: 1 });
     expect(out.legacy['message.format.version']).toMatchObject({ value: '3.0', source: 1 });
+  });
+});
+
+// kafka-python sends AlterConfigs for a broker resource to any broker, so it can set the cluster-wide default ("").
+const KAFKA_PYTHON_SCRIPT = String.raw`
+import json, sys
+from kafka.admin import KafkaAdminClient, ConfigResource, ConfigResourceType, NewTopic
+req = json.load(sys.stdin)
+a = KafkaAdminClient(bootstrap_servers=req['bootstrap'], request_timeout_ms=10000, client_id='compat-configs-kp')
+a.create_topics([NewTopic(req['topic'], 1, 1)])
+def alter(name, configs):
+    r = a.alter_configs([ConfigResource(ConfigResourceType.BROKER, name, configs=configs)])
+    return [[e[0], e[1]] for e in r.resources]
+def describe(resource):
+    r = a.describe_configs([resource], include_synonyms=True)[0]
+    return {c[0]: {'value': c[1], 'read_only': c[2], 'source': c[3], 'synonyms': [[s[0], s[2]] for s in c[5]]} for c in r.resources[0][4]}
+out = {}
+out['set'] = alter('', {'log.retention.ms': '5400000'})
+out['topic'] = describe(ConfigResource(ConfigResourceType.TOPIC, req['topic'], configs={'retention.ms': None}))
+out['broker'] = describe(ConfigResource(ConfigResourceType.BROKER, '1', configs=dict.fromkeys(['log.retention.ms', 'default.replication.factor', 'connections.max.reauth.ms'])))
+out['refused'] = alter('', {'log.retention.hours': '1'})
+out['cleared'] = alter('', {})
+out['after'] = describe(ConfigResource(ConfigResourceType.TOPIC, req['topic'], configs={'retention.ms': None}))
+print(json.dumps(out))
+`;
+
+describe('kafka-python KafkaAdminClient', () => {
+  it('sets the cluster-wide broker default that topics take, and is refused a static config', async () => {
+    const r = await runOk(PYTHON, ['-c', KAFKA_PYTHON_SCRIPT], { input: JSON.stringify({ bootstrap: broker.bootstrap, topic: 'kp-configs' }), timeoutMs: 60_000 });
+    type Entry = { value: string | null; read_only: boolean; source: number; synonyms: [string, number][] };
+    const out = JSON.parse(r.stdout.toString('utf8')) as { set: [number, string | null][]; topic: Record<string, Entry>; broker: Record<string, Entry>; refused: [number, string][]; cleared: [number, string | null][]; after: Record<string, Entry> };
+    expect(out.set).toEqual([[0, null]]);
+    expect(out.topic['retention.ms']).toEqual({ value: '5400000', read_only: false, source: 3, synonyms: [['log.retention.ms', 3], ['log.retention.hours', 5]] });
+    expect(out.broker['log.retention.ms']).toMatchObject({ value: '5400000', read_only: false, source: 3 });
+    expect(out.broker['default.replication.factor']).toMatchObject({ value: '1', read_only: true, source: 5 });
+    expect(out.broker['connections.max.reauth.ms']).toMatchObject({ value: '300000', read_only: true, source: 4 });
+    expect(out.refused).toEqual([[42, 'Cannot update these configs dynamically: Set(log.retention.hours)']]);
+    expect(out.cleared).toEqual([[0, null]]);
+    expect(out.after['retention.ms']).toMatchObject({ value: '604800000', source: 5, synonyms: [] });
   });
 });
