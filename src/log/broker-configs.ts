@@ -78,12 +78,14 @@ export class BrokerConfigs implements BrokerDefaults {
 
   /** Takes the dynamic layers as stored; values Kafka would not accept are ignored, as Kafka ignores them. */
   setDynamic(clusterDefault: Record<string, string>, broker: Record<string, string>): void {
-    const valid = (configs: Record<string, string>) => Object.fromEntries(Object.entries(configs).filter(([name, value]) => {
+    const valid = (configs: Record<string, string>, resource: string) => Object.fromEntries(Object.entries(configs).filter(([name, value]) => {
       const def = BROKER_CONFIG_BY_NAME.get(name);
-      return !def || (def.dynamic === true && !('error' in parseConfigValue(def, value)));
+      const ok = !def || (def.dynamic === true && !('error' in parseConfigValue(def, value)));
+      if (!ok) this.log?.warn({ resource, config: name, code: 'PGKAFKA_BROKER_CONFIG_IGNORED' }, 'stored dynamic broker config ignored: not dynamic or not valid');
+      return ok;
     }));
-    this.dynamicDefault = valid(clusterDefault);
-    this.dynamicBroker = valid(broker);
+    this.dynamicDefault = valid(clusterDefault, '');
+    this.dynamicBroker = valid(broker, String(this.config.nodeId));
     this.generation++;
   }
 
