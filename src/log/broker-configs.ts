@@ -60,10 +60,6 @@ export class BrokerConfigs implements BrokerDefaults {
     }
   }
 
-  get nodeId(): number {
-    return this.config.nodeId;
-  }
-
   /** Reads the dynamic configs from PostgreSQL. */
   async load(): Promise<void> {
     if (!this.store) return;
