@@ -5,7 +5,8 @@
 // refuses them, and reflected in topics' defaults.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/errors.js';
-import { AlterConfigsApi, CreateTopicsApi, DescribeConfigsApi, IncrementalAlterConfigsApi } from '../../src/protocol/messages/index.js';
+import { AlterConfigsApi, CreateTopicsApi, DescribeConfigsApi, IncrementalAlterConfigsApi, ProduceApi } from '../../src/protocol/messages/index.js';
+import { buildBatch } from '../../src/protocol/records/index.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
 import { RawClient } from '../support/raw-client.js';
 
@@ -125,6 +126,9 @@ describe('dynamic broker configs', () => {
     });
     expect(await topicConfig('b-topic', 'max.message.bytes')).toMatchObject({ value: '2000', configSource: DYNAMIC_BROKER_CONFIG });
     expect(broker.context.topics.topicConfig((await broker.context.topics.get('b-topic'))!).maxMessageBytes).toBe(2000);
+    const records = buildBatch({ compression: 0, baseTimestamp: BigInt(Date.now()), records: [{ key: null, value: Buffer.alloc(3000, 1), headers: [] }] });
+    const produced = await client.request(ProduceApi, 9, { acks: -1, timeoutMs: 1000, topicData: [{ name: 'b-topic', partitionData: [{ index: 0, records }] }] });
+    expect(produced.responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.MESSAGE_TOO_LARGE);
     expect(await alter('1', { 'log.retention.bytes': '7000' })).toMatchObject({ errorCode: 0 });
     expect(await stored()).toEqual({ '': { 'message.max.bytes': '500000' }, 1: { 'log.retention.bytes': '7000' } });
     expect(await topicConfig('b-topic', 'max.message.bytes')).toMatchObject({ value: '500000', configSource: DYNAMIC_DEFAULT_BROKER_CONFIG });
