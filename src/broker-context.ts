@@ -2,6 +2,7 @@ import type { Config } from './config/schema.js';
 import type { Coordination } from './coordinator/coordination.js';
 import type { GroupCoordinator } from './coordinator/group-coordinator.js';
 import type { TransactionCoordinator } from './coordinator/transaction-coordinator.js';
+import type { BrokerConfigs } from './log/broker-configs.js';
 import type { LogManager } from './log/log-manager.js';
 import type { TopicManager } from './log/topic-manager.js';
 import type { Logger } from './observability/logger.js';
@@ -30,6 +31,8 @@ export interface BrokerContext {
   authorizer: Authorizer;
   /** Which broker coordinates which group (slots leased in PostgreSQL). */
   coordination: Coordination;
+  /** This broker's configs: static options and the dynamic ones stored in PostgreSQL. */
+  brokerConfigs: BrokerConfigs;
   topics: TopicManager;
   logs: LogManager;
   groups: GroupCoordinator;

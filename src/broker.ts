@@ -8,6 +8,7 @@ import { GroupCoordinator } from './coordinator/group-coordinator.js';
 import { Coordination } from './coordinator/coordination.js';
 import { TransactionCoordinator } from './coordinator/transaction-coordinator.js';
 import { HandlerRegistry } from './handlers/registry.js';
+import { BrokerConfigs } from './log/broker-configs.js';
 import { Compactor } from './log/compactor.js';
 import { LogCleaner } from './log/log-cleaner.js';
 import { LogManager } from './log/log-manager.js';
@@ -21,6 +22,7 @@ import { parseListeners, type ListenerSpec } from './security/listeners.js';
 import { tlsServerOptions } from './security/tls.js';
 import { KafkaServer } from './server/server.js';
 import { AclStore } from './storage/pg/acl-store.js';
+import { BrokerConfigStore } from './storage/pg/broker-config-store.js';
 import { ClusterStore, type BrokerRow } from './storage/pg/cluster-store.js';
 import { CompactionStore } from './storage/pg/compaction-store.js';
 import { CoordinatorStore } from './storage/pg/coordinator-store.js';
@@ -70,10 +72,12 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   pool.on('error', (err) => log.warn({ err: err.message, code: 'PGKAFKA_POOL_CLIENT_ERROR' }, 'idle PostgreSQL connection failed'));
 
   const instanceId = randomUUID();
-  const channels = { append: `${config.schema}_append`, topics: `${config.schema}_topics`, acls: `${config.schema}_acls`, coordinators: `${config.schema}_coordinators` };
+  const channels = { append: `${config.schema}_append`, topics: `${config.schema}_topics`, acls: `${config.schema}_acls`, coordinators: `${config.schema}_coordinators`, brokerConfigs: `${config.schema}_broker_configs` };
   const clusterStore = new ClusterStore(pool);
   const clusterId = await clusterStore.ensureClusterId(newClusterId());
-  const topics = new TopicManager(new TopicStore(pool, channels.topics), config);
+  const brokerConfigs = new BrokerConfigs(config, new BrokerConfigStore(pool, channels.brokerConfigs), log);
+  await brokerConfigs.load();
+  const topics = new TopicManager(new TopicStore(pool, channels.topics), config, brokerConfigs);
   const producerStore = new ProducerStore(pool);
   const partitionStore = new PartitionStore(pool, channels.append, channels.topics);
   const announcer = new AppendAnnouncer(pool, channels.append, log);
@@ -118,16 +122,18 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   );
   await authorizer.load();
 
-  const notifications = new Notifications(connection, [channels.append, channels.topics, channels.acls, channels.coordinators], log);
+  const notifications = new Notifications(connection, [channels.append, channels.topics, channels.acls, channels.coordinators, channels.brokerConfigs], log);
   notifications.on('notification', (channel: string, payload: string) => {
     if (channel === channels.append) logs.onAppendNotification(payload);
     else if (channel === channels.topics) topics.invalidate(payload);
     else if (channel === channels.acls) authorizer.reload();
     else if (channel === channels.coordinators) rebalanceCoordinators();
+    else if (channel === channels.brokerConfigs) brokerConfigs.reload();
   });
   notifications.on('resync', () => {
     topics.invalidate();
     authorizer.reload();
+    brokerConfigs.reload();
     rebalanceCoordinators();
     logs.resync().catch((err: Error) => log.warn({ err: err.message }, 'resync failed'));
   });
@@ -180,6 +186,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     advertised: (listener) => onListener(context.self, listener) ?? context.self,
     users,
     authorizer,
+    brokerConfigs,
     coordination,
     topics,
     logs,

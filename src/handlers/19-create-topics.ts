@@ -68,7 +68,7 @@ export default defineHandler({
         errorMessage: null,
         numPartitions: outcome.topic.partitionCount,
         replicationFactor: 1,
-        configs: !describable ? [] : describeTopicConfigs(outcome.topic.configs, ctx.broker.config, { names: null, includeSynonyms: false, includeDocumentation: false })
+        configs: !describable ? [] : describeTopicConfigs(outcome.topic.configs, ctx.broker.brokerConfigs, { names: null, includeSynonyms: false, includeDocumentation: false })
           .map((c) => ({ name: c.name, value: c.value, readOnly: c.readOnly, configSource: c.source, isSensitive: c.isSensitive })),
       });
     }

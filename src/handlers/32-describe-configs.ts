@@ -1,13 +1,15 @@
 // DescribeConfigs (key 32), v1-4.
 // v0 was removed in Kafka 4.0. v1: config sources and synonyms. v2: throttle
 // on quota violation (none here). v3: documentation and config types. v4:
-// flexible. Topics report every Kafka topic config with its source (topic,
-// broker default set by the operator, or Kafka's default); the broker
-// resource "<node id>" reports pgkafka's static broker configs, "" (the
-// dynamic cluster defaults) is empty, as pgkafka has no dynamic configs.
+// flexible. Topics report every topic config with its source (topic, dynamic
+// broker value, dynamic cluster default, broker option, or Kafka's default);
+// the broker resource "<node id>" reports the Kafka broker configs that mean
+// something here with the value in force, "" the cluster-wide dynamic
+// configs that are set (see log/broker-configs.ts).
 import { ErrorCode } from '../protocol/errors.js';
 import { DescribeConfigsApi } from '../protocol/messages/index.js';
-import { ConfigResourceType, describeBrokerConfigs, describeTopicConfigs, type DescribedConfig } from '../log/topic-configs.js';
+import { ConfigResourceType, type DescribedConfig } from '../log/config-values.js';
+import { describeTopicConfigs } from '../log/topic-configs.js';
 import { topicNameError } from '../log/topic-name.js';
 import { AclOperation, ResourceType, allowed, clusterAllowed } from './authorization.js';
 import { defineHandler } from './types.js';
@@ -17,7 +19,7 @@ export default defineHandler({
   minVersion: 1,
   maxVersion: 4,
   async handle(ctx, request) {
-    const { topics, config, nodeId } = ctx.broker;
+    const { topics, brokerConfigs, nodeId } = ctx.broker;
     const results = [];
     for (const r of request.resources) {
       const opts = { names: r.configurationKeys, includeSynonyms: request.includeSynonyms, includeDocumentation: request.includeDocumentation };
@@ -48,13 +50,13 @@ export default defineHandler({
           }
           const topic = await topics.get(r.resourceName);
           if (!topic) results.push(answer(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${r.resourceName}' does not exist.`));
-          else results.push(answer(ErrorCode.NONE, null, describeTopicConfigs(topic.configs, config, opts)));
+          else results.push(answer(ErrorCode.NONE, null, describeTopicConfigs(topic.configs, brokerConfigs, opts)));
           break;
         }
         case ConfigResourceType.BROKER: {
           const error = brokerIdError(true);
           if (error) results.push(answer(ErrorCode.INVALID_REQUEST, error));
-          else results.push(answer(ErrorCode.NONE, null, r.resourceName === '' ? [] : describeBrokerConfigs(config, opts)));
+          else results.push(answer(ErrorCode.NONE, null, brokerConfigs.describe(r.resourceName, opts)));
           break;
         }
         case ConfigResourceType.BROKER_LOGGER: {

@@ -5,11 +5,12 @@
 // controller check it: duplicate resources, duplicate names and null values
 // (INVALID_REQUEST), then the resulting set (INVALID_CONFIG, the first bad
 // config in Kafka's order), then that the topic exists. validate_only checks
-// without storing. pgkafka's broker configs are all static: altering any of
-// them is refused with INVALID_REQUEST, as Kafka refuses non-dynamic configs.
+// without storing. A broker resource ("" for the cluster-wide default, or
+// this broker's id) has its whole dynamic config set replaced, checked as
+// Kafka's ConfigAdminManager checks it (log/broker-configs.ts).
 import { ErrorCode } from '../protocol/errors.js';
 import { AlterConfigsApi } from '../protocol/messages/index.js';
-import { alterRequestErrors, brokerAlterError, ConfigResourceType } from '../log/topic-configs.js';
+import { alterRequestErrors, brokerResourceNameError, ConfigResourceType } from '../log/config-values.js';
 import { configsAlterAuthorizationError } from './authorization.js';
 import { defineHandler } from './types.js';
 
@@ -18,7 +19,7 @@ export default defineHandler({
   minVersion: 0,
   maxVersion: 2,
   async handle(ctx, request) {
-    const { topics, nodeId } = ctx.broker;
+    const { topics, nodeId, brokerConfigs } = ctx.broker;
     const requestErrors = alterRequestErrors(request.resources);
     const responses = [];
     for (const [i, r] of request.resources.entries()) {
@@ -39,8 +40,16 @@ export default defineHandler({
         if (outcome.errorCode === ErrorCode.NONE && !request.validateOnly) ctx.log.info({ topic: r.resourceName, configs }, 'altered topic configs');
         responses.push(answer(outcome.errorCode, outcome.errorMessage));
       } else if (r.resourceType === ConfigResourceType.BROKER) {
-        const error = brokerAlterError(r.resourceName, nodeId, r.configs.map((c) => c.name));
-        responses.push(error ? answer(ErrorCode.INVALID_REQUEST, error) : answer(ErrorCode.NONE, null));
+        const nameError = brokerResourceNameError(r.resourceName, nodeId);
+        if (nameError) {
+          responses.push(answer(ErrorCode.INVALID_REQUEST, nameError));
+          continue;
+        }
+        const configs = Object.fromEntries(r.configs.map((c) => [c.name, c.value!]));
+        const outcome = await brokerConfigs.alter(r.resourceName, { replace: configs }, request.validateOnly);
+        if (outcome.errorCode !== ErrorCode.NONE) ctx.log.info({ broker: r.resourceName, configs: Object.keys(configs), error: outcome.errorMessage }, 'broker config change refused');
+        else if (!request.validateOnly) ctx.log.info({ broker: r.resourceName, configs: Object.keys(configs) }, 'altered broker configs');
+        responses.push(answer(outcome.errorCode, outcome.errorMessage));
       } else {
         responses.push(answer(ErrorCode.INVALID_REQUEST, `Unknown resource type ${r.resourceType}`));
       }

@@ -1,16 +1,22 @@
-// Kafka 4.x topic configs: every name Kafka's LogConfig defines, with its
-// type, default, validator and broker synonym, parsed and validated as
-// Kafka's ConfigDef does (same error messages), resolved against the
-// broker-wide defaults, and described as DescribeConfigs answers.
+// Topic configs: every name Kafka 4's LogConfig defines, and the two Kafka
+// 4.0 removed that Kafka 3.9 still knew (message.format.version, KIP-724;
+// message.timestamp.difference.max.ms, KIP-937), so that an application
+// written for Kafka 3.x creates its topics unchanged. Each with its type,
+// default, validator and broker synonym, parsed and validated as Kafka's
+// ConfigDef does (same error messages), resolved against the broker's
+// defaults (static or dynamic, see broker-configs.ts), and described as
+// DescribeConfigs answers.
 //
 // A topic's explicit configs are stored as the strings the client sent.
 // Some configs change what pgkafka does ("effective"); the others are
 // accepted, stored and described but have no effect here ("inert"), each
-// with the reason in `inert`. Names Kafka 4 does not define are refused:
-// message.format.version and message.timestamp.difference.max.ms were
-// removed in Kafka 4.0 (KIP-724, KIP-937).
-import type { Config } from '../config/schema.js';
+// with the reason in `inert`. Names Kafka does not define are refused.
 import { ErrorCode } from '../protocol/errors.js';
+import type { BrokerDefaults } from './broker-configs.js';
+import {
+  AlterConfigOp, atLeast, between, ConfigSource, ConfigTypeId, eachOneOf, LONG_MAX, oneOf, parseConfigValue,
+  type Check, type ConfigType, type DescribedConfig, type DescribeOptions, type Parsed, type Synonym,
+} from './config-values.js';
 
 /** What pgkafka acts on, resolved from a topic's explicit configs and the broker defaults. */
 export interface TopicConfig {
@@ -28,63 +34,21 @@ export interface TopicConfig {
   compressionType: 'uncompressed' | 'zstd' | 'lz4' | 'snappy' | 'gzip' | 'producer';
 }
 
-/** The broker-wide defaults of topic configs (a subset of the broker Config, named as in src/config/schema.ts). */
-export interface BrokerTopicDefaults {
-  logRetentionMs: number;
-  logRetentionBytes: number;
-  logCleanupPolicy: string;
-  logCleanerDeleteRetentionMs: number;
-  logCleanerMinCleanableRatio: number;
-  logCleanerMinCompactionLagMs: number;
-  logMessageTimestampType: 'CreateTime' | 'LogAppendTime';
-  compressionType: TopicConfig['compressionType'];
-  messageMaxBytes: number;
-}
-
-/** DescribeConfigs' ConfigSource values. */
-export const ConfigSource = { TOPIC_CONFIG: 1, DYNAMIC_BROKER_CONFIG: 2, DYNAMIC_DEFAULT_BROKER_CONFIG: 3, STATIC_BROKER_CONFIG: 4, DEFAULT_CONFIG: 5 } as const;
-/** DescribeConfigs' ConfigType values (v3+). */
-export const ConfigTypeId = { boolean: 1, string: 2, int: 3, short: 4, long: 5, double: 6, list: 7, class: 8, password: 9 } as const;
-/** IncrementalAlterConfigs operations. */
-export const AlterConfigOp = { SET: 0, DELETE: 1, APPEND: 2, SUBTRACT: 3 } as const;
-
-type ConfigType = 'boolean' | 'string' | 'int' | 'long' | 'double' | 'list';
-type Parsed = boolean | string | bigint | number | string[];
-
-export interface Synonym { name: string; value: string | null; source: number }
-export interface DescribedConfig {
-  name: string;
-  value: string | null;
-  readOnly: boolean;
-  source: number;
-  isSensitive: boolean;
-  synonyms: Synonym[];
-  configType: number;
-  documentation: string | null;
-}
-
-interface ConfigDef {
+interface TopicConfigDef {
   name: string;
   type: ConfigType;
   /** Kafka's default, as Kafka prints it. */
   default: string;
-  /** An error message for a parsed value outside the valid range, or null. */
-  check?: (v: Parsed) => string | null;
+  check?: Check;
   /** The broker config that supplies the default (Kafka's first synonym), if any. */
   synonym?: string;
-  /** Kafka lists the synonym's DEFAULT_CONFIG entry only where that broker config has a default of its own (log.retention.ms, log.roll.ms … have none). */
-  synonymHasDefault?: boolean;
-  /** The pgkafka option that sets the broker-wide default. */
-  option?: keyof BrokerTopicDefaults;
   /** Why it has no effect here; absent when pgkafka acts on it. */
   inert?: string;
+  /** Kafka 3.9 defined it; Kafka 4.0 removed it. */
+  removedIn4?: boolean;
   doc: string;
 }
 
-const LONG_MAX = '9223372036854775807';
-const atLeast = (min: number) => (v: Parsed) => (Number(v) < min ? `Value must be at least ${min}` : null);
-const between = (min: number, max: number) => (v: Parsed) => (Number(v) < min ? `Value must be at least ${min}` : Number(v) > max ? `Value must be no more than ${max}` : null);
-const oneOf = (...values: string[]) => (v: Parsed) => (values.includes(v as string) ? null : `String must be one of: ${values.join(', ')}`);
 const COMPRESSION_TYPES = ['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer'];
 const NO_SEGMENTS = 'pgkafka stores one PostgreSQL row per batch; there are no segment or index files';
 const NO_REPLICAS = 'every partition has one copy, in PostgreSQL; there are no follower replicas';
@@ -96,32 +60,53 @@ const throttledReplicas = (name: string) => (v: Parsed) => {
     : `${name} must be the literal '*' or a list of replicas in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],...`;
 };
 
-/** In Kafka's definition order, which is the order Kafka validates in. */
-const DEFS: ConfigDef[] = [
+/** Kafka 3.9's MetadataVersion releases and their sub-versions: what message.format.version accepts. */
+const METADATA_VERSIONS: [string, number][] = [
+  ['0.8.0', 0], ['0.8.1', 0], ['0.8.2', 0], ['0.9.0', 0], ['0.10.0', 2], ['0.10.1', 3], ['0.10.2', 1], ['0.11.0', 3], ['1.0', 1], ['1.1', 1], ['2.0', 2],
+  ['2.1', 3], ['2.2', 2], ['2.3', 2], ['2.4', 2], ['2.5', 1], ['2.6', 1], ['2.7', 3], ['2.8', 2], ['3.0', 2], ['3.1', 1], ['3.2', 1], ['3.3', 4], ['3.4', 1],
+  ['3.5', 3], ['3.6', 3], ['3.7', 5], ['3.8', 1], ['3.9', 1], ['4.0', 2],
+];
+/** Kafka 3.9's MetadataVersion.fromVersionString keys: every "release-IVn", and the bare release of those production-ready in 3.9 (all up to 3.9). */
+const VERSION_KEYS = new Set(METADATA_VERSIONS.flatMap(([release, ivs]) => [
+  ...(ivs === 0 || release !== '4.0' ? [release] : []),
+  ...Array.from({ length: ivs }, (_, i) => `${release}-IV${i}`),
+]));
+/** MetadataVersionValidator: "2.8.1" is read as 2.8, "0.10.0.1" as 0.10.0. */
+const metadataVersion = (v: Parsed) => {
+  const s = v as string;
+  const segments = s.split('.');
+  const n = s.startsWith('0.') ? 3 : 2;
+  const key = segments.length <= n ? s : segments.slice(0, n).join('.');
+  return VERSION_KEYS.has(key) ? null : `Version ${s} is not a valid version`;
+};
+
+const DEFS: TopicConfigDef[] = [
   { name: 'segment.bytes', type: 'int', default: '1073741824', check: atLeast(1048576), synonym: 'log.segment.bytes', inert: NO_SEGMENTS, doc: 'Size at which Kafka rolls a log segment file.' },
-  { name: 'segment.ms', type: 'long', default: '604800000', check: atLeast(1), synonym: 'log.roll.ms', synonymHasDefault: false, inert: NO_SEGMENTS, doc: 'Time after which Kafka rolls a log segment even if it is not full.' },
-  { name: 'segment.jitter.ms', type: 'long', default: '0', check: atLeast(0), synonym: 'log.roll.jitter.ms', synonymHasDefault: false, inert: NO_SEGMENTS, doc: 'Largest random jitter subtracted from the segment roll time.' },
+  { name: 'segment.ms', type: 'long', default: '604800000', check: atLeast(1), synonym: 'log.roll.ms', inert: NO_SEGMENTS, doc: 'Time after which Kafka rolls a log segment even if it is not full.' },
+  { name: 'segment.jitter.ms', type: 'long', default: '0', check: atLeast(0), synonym: 'log.roll.jitter.ms', inert: NO_SEGMENTS, doc: 'Largest random jitter subtracted from the segment roll time.' },
   { name: 'segment.index.bytes', type: 'int', default: '10485760', check: atLeast(4), synonym: 'log.index.size.max.bytes', inert: NO_SEGMENTS, doc: 'Size of the offset index file preallocated per segment.' },
   { name: 'flush.messages', type: 'long', default: LONG_MAX, check: atLeast(1), synonym: 'log.flush.interval.messages', inert: 'every acknowledged batch is already committed (and fsynced) by PostgreSQL', doc: 'Number of records after which Kafka forces an fsync of the log.' },
-  { name: 'flush.ms', type: 'long', default: LONG_MAX, check: atLeast(0), synonym: 'log.flush.interval.ms', synonymHasDefault: false, inert: 'every acknowledged batch is already committed (and fsynced) by PostgreSQL', doc: 'Time after which Kafka forces an fsync of the log.' },
-  { name: 'retention.bytes', type: 'long', default: '-1', synonym: 'log.retention.bytes', option: 'logRetentionBytes', doc: 'Largest size a partition may grow to before its oldest batches are deleted (delete policy); -1 means no limit.' },
-  { name: 'retention.ms', type: 'long', default: '604800000', check: atLeast(-1), synonym: 'log.retention.ms', synonymHasDefault: false, option: 'logRetentionMs', doc: 'How long records are kept before they are deleted (delete policy); -1 means no time limit.' },
-  { name: 'max.message.bytes', type: 'int', default: '1048588', check: atLeast(0), synonym: 'message.max.bytes', option: 'messageMaxBytes', doc: 'Largest record batch (after compression) the topic accepts.' },
+  { name: 'flush.ms', type: 'long', default: LONG_MAX, check: atLeast(0), synonym: 'log.flush.interval.ms', inert: 'every acknowledged batch is already committed (and fsynced) by PostgreSQL', doc: 'Time after which Kafka forces an fsync of the log.' },
+  { name: 'retention.bytes', type: 'long', default: '-1', synonym: 'log.retention.bytes', doc: 'Largest size a partition may grow to before its oldest batches are deleted (delete policy); -1 means no limit.' },
+  { name: 'retention.ms', type: 'long', default: '604800000', check: atLeast(-1), synonym: 'log.retention.ms', doc: 'How long records are kept before they are deleted (delete policy); -1 means no time limit.' },
+  { name: 'max.message.bytes', type: 'int', default: '1048588', check: atLeast(0), synonym: 'message.max.bytes', doc: 'Largest record batch (after compression) the topic accepts.' },
   { name: 'index.interval.bytes', type: 'int', default: '4096', check: atLeast(0), synonym: 'log.index.interval.bytes', inert: NO_SEGMENTS, doc: 'How many bytes Kafka appends between offset index entries.' },
-  { name: 'delete.retention.ms', type: 'long', default: '86400000', check: atLeast(0), synonym: 'log.cleaner.delete.retention.ms', option: 'logCleanerDeleteRetentionMs', doc: 'How long tombstones are kept in a compacted topic.' },
-  { name: 'min.compaction.lag.ms', type: 'long', default: '0', check: atLeast(0), synonym: 'log.cleaner.min.compaction.lag.ms', option: 'logCleanerMinCompactionLagMs', doc: 'Least time a record stays uncompacted.' },
+  { name: 'delete.retention.ms', type: 'long', default: '86400000', check: atLeast(0), synonym: 'log.cleaner.delete.retention.ms', doc: 'How long tombstones are kept in a compacted topic.' },
+  { name: 'min.compaction.lag.ms', type: 'long', default: '0', check: atLeast(0), synonym: 'log.cleaner.min.compaction.lag.ms', doc: 'Least time a record stays uncompacted.' },
   { name: 'max.compaction.lag.ms', type: 'long', default: LONG_MAX, check: atLeast(1), synonym: 'log.cleaner.max.compaction.lag.ms', doc: 'Most time a record stays ineligible for compaction.' },
   { name: 'file.delete.delay.ms', type: 'long', default: '60000', check: atLeast(0), synonym: 'log.segment.delete.delay.ms', inert: 'expired batches are deleted by SQL; there are no files to delete later', doc: 'How long Kafka waits before deleting a file from the filesystem.' },
-  { name: 'min.cleanable.dirty.ratio', type: 'double', default: '0.5', check: between(0, 1), synonym: 'log.cleaner.min.cleanable.ratio', option: 'logCleanerMinCleanableRatio', doc: 'Share of the log that must be uncompacted before compaction runs.' },
-  { name: 'cleanup.policy', type: 'list', default: 'delete', check: (v) => (v as string[]).map(oneOf('compact', 'delete')).find((m) => m !== null) ?? null, synonym: 'log.cleanup.policy', option: 'logCleanupPolicy', doc: '"delete" (drop old batches by retention.ms/retention.bytes), "compact" (keep the latest record per key), or both.' },
+  { name: 'min.cleanable.dirty.ratio', type: 'double', default: '0.5', check: between(0, 1), synonym: 'log.cleaner.min.cleanable.ratio', doc: 'Share of the log that must be uncompacted before compaction runs.' },
+  { name: 'cleanup.policy', type: 'list', default: 'delete', check: eachOneOf('compact', 'delete'), synonym: 'log.cleanup.policy', doc: '"delete" (drop old batches by retention.ms/retention.bytes), "compact" (keep the latest record per key), or both.' },
   { name: 'unclean.leader.election.enable', type: 'boolean', default: 'false', synonym: 'unclean.leader.election.enable', inert: NO_REPLICAS, doc: 'Whether a replica outside the ISR may become leader.' },
   { name: 'min.insync.replicas', type: 'int', default: '1', check: atLeast(1), synonym: 'min.insync.replicas', inert: NO_REPLICAS, doc: 'Replicas that must acknowledge an acks=all write.' },
-  { name: 'compression.type', type: 'string', default: 'producer', check: oneOf(...COMPRESSION_TYPES), synonym: 'compression.type', option: 'compressionType', doc: 'Final codec of stored batches: uncompressed, gzip, snappy, lz4, zstd, or producer (keep the producer\'s codec).' },
+  { name: 'compression.type', type: 'string', default: 'producer', check: oneOf(...COMPRESSION_TYPES), synonym: 'compression.type', doc: 'Final codec of stored batches: uncompressed, gzip, snappy, lz4, zstd, or producer (keep the producer\'s codec).' },
   { name: 'compression.gzip.level', type: 'int', default: '-1', check: (v) => ((Number(v) < 1 || Number(v) > 9) && Number(v) !== -1 ? 'Value must be between 1 and 9 or equal to -1' : null), synonym: 'compression.gzip.level', inert: 'batches are recompressed with the codec library\'s default level', doc: 'Compression level used when compression.type is gzip.' },
   { name: 'compression.lz4.level', type: 'int', default: '9', check: between(1, 17), synonym: 'compression.lz4.level', inert: 'batches are recompressed with the codec library\'s default level', doc: 'Compression level used when compression.type is lz4.' },
   { name: 'compression.zstd.level', type: 'int', default: '3', check: between(-131072, 22), synonym: 'compression.zstd.level', inert: 'batches are recompressed with the codec library\'s default level', doc: 'Compression level used when compression.type is zstd.' },
   { name: 'preallocate', type: 'boolean', default: 'false', synonym: 'log.preallocate', inert: NO_SEGMENTS, doc: 'Whether Kafka preallocates segment files on disk.' },
-  { name: 'message.timestamp.type', type: 'string', default: 'CreateTime', check: oneOf('CreateTime', 'LogAppendTime'), synonym: 'log.message.timestamp.type', option: 'logMessageTimestampType', doc: 'Whether record timestamps are the producer\'s (CreateTime) or the broker\'s append time (LogAppendTime).' },
+  { name: 'message.format.version', type: 'string', default: '3.0-IV1', check: metadataVersion, synonym: 'log.message.format.version', removedIn4: true, inert: 'batches are stored as the producer sent them (magic v2); Kafka 3.x also ignored it with inter.broker.protocol.version 3.0 or later', doc: '[DEPRECATED] The message format version Kafka 3.x would append in.' },
+  { name: 'message.timestamp.type', type: 'string', default: 'CreateTime', check: oneOf('CreateTime', 'LogAppendTime'), synonym: 'log.message.timestamp.type', doc: 'Whether record timestamps are the producer\'s (CreateTime) or the broker\'s append time (LogAppendTime).' },
+  { name: 'message.timestamp.difference.max.ms', type: 'long', default: LONG_MAX, check: atLeast(0), synonym: 'log.message.timestamp.difference.max.ms', removedIn4: true, doc: '[DEPRECATED] How far a CreateTime timestamp may be from the broker\'s clock; the limit before and after where message.timestamp.before.max.ms or message.timestamp.after.max.ms is not set.' },
   { name: 'message.timestamp.before.max.ms', type: 'long', default: LONG_MAX, check: atLeast(0), synonym: 'log.message.timestamp.before.max.ms', doc: 'How far in the past a CreateTime timestamp may be.' },
   { name: 'message.timestamp.after.max.ms', type: 'long', default: '3600000', check: atLeast(0), synonym: 'log.message.timestamp.after.max.ms', doc: 'How far in the future a CreateTime timestamp may be.' },
   { name: 'leader.replication.throttled.replicas', type: 'list', default: '', check: throttledReplicas('leader.replication.throttled.replicas'), inert: NO_REPLICAS, doc: 'Replicas whose log replication is throttled on the leader side.' },
@@ -135,100 +120,56 @@ const DEFS: ConfigDef[] = [
 ];
 const BY_NAME = new Map(DEFS.map((d) => [d.name, d]));
 
-/** Every topic config name Kafka 4 defines. */
+/** Every topic config name pgkafka accepts: Kafka 4's, and Kafka 3.9's two that 4.0 removed. */
 export const TOPIC_CONFIG_NAMES: readonly string[] = DEFS.map((d) => d.name);
+/** The names Kafka 3.9 knew and Kafka 4.0 removed. */
+export const REMOVED_IN_KAFKA_4: readonly string[] = DEFS.filter((d) => d.removedIn4).map((d) => d.name);
 /** The configs pgkafka acts on. */
 export const EFFECTIVE_TOPIC_CONFIGS: readonly string[] = DEFS.filter((d) => !d.inert).map((d) => d.name);
 /** The configs that are stored and described but have no effect, with the reason. */
 export const INERT_TOPIC_CONFIGS: ReadonlyMap<string, string> = new Map(DEFS.filter((d) => d.inert).map((d) => [d.name, d.inert!]));
 
-/** Java's Double.toString, for values Kafka prints (0.5, 1.0, 1.0E-4). */
-export function javaDouble(x: number): string {
-  if (!Number.isFinite(x)) return Number.isNaN(x) ? 'NaN' : x > 0 ? 'Infinity' : '-Infinity';
-  const abs = Math.abs(x);
-  if (abs === 0 || (abs >= 1e-3 && abs < 1e7)) return Number.isInteger(x) ? x.toFixed(1) : String(x);
-  const [mantissa, exponent] = x.toExponential().split('e');
-  return `${mantissa!.includes('.') ? mantissa : `${mantissa}.0`}E${Number(exponent)}`;
-}
-
-const INT_RANGE = [-(2n ** 31n), 2n ** 31n - 1n] as const;
-const LONG_RANGE = [-(2n ** 63n), 2n ** 63n - 1n] as const;
-
-type ParseResult = { value: Parsed; text: string; shown: string } | { error: string };
-
-/** ConfigDef.parseType followed by the config's validator: the parsed value, its canonical text, or Kafka's message. */
-function parse(def: ConfigDef, raw: string): ParseResult {
-  const invalid = (shown: string, why: string) => ({ error: `Invalid value ${shown} for configuration ${def.name}: ${why}` });
-  const trimmed = raw.trim();
-  let value: Parsed;
-  let text: string;
-  let shown: string; // how Java prints the parsed value in a validator's message
-  switch (def.type) {
-    case 'boolean':
-      if (!/^(true|false)$/i.test(trimmed)) return invalid(raw, 'Expected value to be either true or false');
-      value = trimmed.toLowerCase() === 'true';
-      text = shown = String(value);
-      break;
-    case 'string':
-      value = text = shown = trimmed;
-      break;
-    case 'int':
-    case 'long': {
-      const [min, max] = def.type === 'int' ? INT_RANGE : LONG_RANGE;
-      const n = /^[+-]?\d+$/.test(trimmed) ? BigInt(trimmed) : null;
-      if (n === null || n < min || n > max) return invalid(raw, `Not a number of type ${def.type.toUpperCase()}`);
-      value = n;
-      text = shown = n.toString();
-      break;
-    }
-    case 'double': {
-      if (!/^[+-]?(Infinity|(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?[fFdD]?)$/.test(trimmed)) return invalid(raw, 'Not a number of type DOUBLE');
-      value = Number(trimmed.replace(/[fFdD]$/, ''));
-      text = shown = javaDouble(value);
-      break;
-    }
-    case 'list':
-      value = trimmed === '' ? [] : trimmed.split(/\s*,\s*/);
-      text = value.join(',');
-      shown = `[${value.join(', ')}]`;
-      break;
-  }
-  const why = def.check?.(value) ?? null;
-  if (why !== null) {
-    // A list validator names the one bad element; the others name the parsed value.
-    const bad = def.type === 'list' && !def.name.endsWith('.throttled.replicas') ? (value as string[]).find((s) => oneOf('compact', 'delete')(s) !== null) ?? '' : shown;
-    return invalid(bad, why);
-  }
-  return { value, text, shown };
-}
-
-/** The broker-wide default of a config as Kafka would print it, and whether the operator changed it from Kafka's. */
-function brokerDefault(def: ConfigDef, defaults: BrokerTopicDefaults): { text: string; overridden: boolean } {
-  if (!def.option) return { text: def.default, overridden: false };
-  const v = defaults[def.option];
-  const text = def.type === 'double' ? javaDouble(Number(v)) : def.type === 'list' ? String(v).trim().split(/\s*,\s*/).filter((p) => p !== '').join(',') : String(v);
-  return { text, overridden: text !== def.default };
-}
-
-/** The value in force: the explicit one if it parses, else the broker default. */
-function effective(def: ConfigDef, explicit: Record<string, string>, defaults: BrokerTopicDefaults): Parsed {
-  const raw = explicit[def.name];
-  return valueOr(def, raw ?? brokerDefault(def, defaults).text, defaults);
+/**
+ * The broker's default of a topic config: the synonyms Kafka lists for it
+ * (its broker config across the dynamic, static and default layers) and the
+ * value in force as Kafka prints it; `fromBroker` when a broker layer above
+ * Kafka's own default sets it.
+ */
+function brokerDefault(def: TopicConfigDef, defaults: BrokerDefaults | undefined): { text: string; synonyms: Synonym[]; fromBroker: boolean } {
+  const synonyms = def.synonym && defaults ? defaults.synonyms(def.synonym) : [];
+  const first = synonyms[0];
+  if (!first || first.value === null) return { text: def.default, synonyms, fromBroker: false };
+  const p = parseConfigValue(def, first.value);
+  return { text: 'error' in p ? def.default : p.text, synonyms, fromBroker: first.source !== ConfigSource.DEFAULT_CONFIG };
 }
 
 /** The parsed value of raw, or of the broker default (or Kafka's) when raw does not parse. */
-function valueOr(def: ConfigDef, raw: string, defaults?: BrokerTopicDefaults): Parsed {
-  for (const candidate of [raw, defaults ? brokerDefault(def, defaults).text : def.default, def.default]) {
-    const p = parse(def, candidate);
+function valueOr(def: TopicConfigDef, raw: string | undefined, defaults?: BrokerDefaults): Parsed {
+  for (const candidate of [raw, brokerDefault(def, defaults).text, def.default]) {
+    if (candidate === undefined) continue;
+    const p = parseConfigValue(def, candidate);
     if (!('error' in p)) return p.value;
   }
   throw new Error(`Kafka's default of ${def.name} does not parse`);
 }
 
-export function resolveTopicConfig(explicit: Record<string, string>, brokerDefaults: BrokerTopicDefaults): TopicConfig {
-  const get = (name: string) => effective(BY_NAME.get(name)!, explicit, brokerDefaults);
+const MAX = BigInt(LONG_MAX);
+
+export function resolveTopicConfig(explicit: Record<string, string>, brokerDefaults: BrokerDefaults): TopicConfig {
+  const get = (name: string) => valueOr(BY_NAME.get(name)!, explicit[name], brokerDefaults);
   const num = (name: string) => Number(get(name) as bigint | number);
+  /** Set by the topic or by the broker, rather than left at Kafka's default. */
+  const isSet = (name: string) => explicit[name] !== undefined || brokerDefault(BY_NAME.get(name)!, brokerDefaults).fromBroker;
   const policies = (get('cleanup.policy') as string[]).map((p) => p.toLowerCase());
+  // Kafka 3.9's LogConfig: message.timestamp.difference.max.ms stands in for
+  // a before/after limit left at Long.MAX_VALUE. Kafka 4 lowered the after
+  // default to one hour, so here the difference applies to the after limit
+  // wherever that is not set by the topic or the broker.
+  const difference = get('message.timestamp.difference.max.ms') as bigint;
+  const before = get('message.timestamp.before.max.ms') as bigint;
+  const after = get('message.timestamp.after.max.ms') as bigint;
+  const beforeMs = before !== MAX ? before : difference;
+  const afterMs = isSet('message.timestamp.after.max.ms') ? (after !== MAX ? after : difference) : isSet('message.timestamp.difference.max.ms') ? difference : after;
   return {
     cleanupPolicy: { delete: policies.includes('delete'), compact: policies.includes('compact') },
     retentionMs: num('retention.ms'),
@@ -239,8 +180,8 @@ export function resolveTopicConfig(explicit: Record<string, string>, brokerDefau
     maxCompactionLagMs: num('max.compaction.lag.ms'),
     maxMessageBytes: num('max.message.bytes'),
     messageTimestampType: get('message.timestamp.type') as TopicConfig['messageTimestampType'],
-    messageTimestampBeforeMaxMs: num('message.timestamp.before.max.ms'),
-    messageTimestampAfterMaxMs: num('message.timestamp.after.max.ms'),
+    messageTimestampBeforeMaxMs: Number(beforeMs),
+    messageTimestampAfterMaxMs: Number(afterMs),
     compressionType: get('compression.type') as TopicConfig['compressionType'],
   };
 }
@@ -251,7 +192,7 @@ export function resolveTopicConfig(explicit: Record<string, string>, brokerDefau
  * definition order, then the cross-config rules. The first failure, as
  * INVALID_CONFIG's message, or null.
  */
-export function validateTopicConfigs(configs: Record<string, string | null>, brokerDefaults?: BrokerTopicDefaults): { name: string; message: string } | null {
+export function validateTopicConfigs(configs: Record<string, string | null>, brokerDefaults?: BrokerDefaults): { name: string; message: string } | null {
   const nulls = Object.keys(configs).filter((k) => configs[k] === null);
   if (nulls.length > 0) return { name: nulls[0]!, message: `Null value not supported for topic configs: ${nulls.join(',')}` };
   const unknown = Object.keys(configs).find((k) => !BY_NAME.has(k));
@@ -260,14 +201,11 @@ export function validateTopicConfigs(configs: Record<string, string | null>, bro
   for (const def of DEFS) {
     const raw = configs[def.name];
     if (raw === undefined || raw === null) continue;
-    const p = parse(def, raw);
+    const p = parseConfigValue(def, raw);
     if ('error' in p) return { name: def.name, message: p.error };
     parsed.set(def.name, p.value);
   }
-  const value = (name: string): Parsed => {
-    const def = BY_NAME.get(name)!;
-    return parsed.get(name) ?? valueOr(def, brokerDefaults ? brokerDefault(def, brokerDefaults).text : def.default, brokerDefaults);
-  };
+  const value = (name: string): Parsed => parsed.get(name) ?? valueOr(BY_NAME.get(name)!, undefined, brokerDefaults);
   const minLag = value('min.compaction.lag.ms') as bigint;
   const maxLag = value('max.compaction.lag.ms') as bigint;
   if (minLag > maxLag) {
@@ -290,7 +228,7 @@ export type ConfigChange = { configs: Record<string, string> } | { errorCode: nu
 export function applyIncrementalAlter(
   current: Record<string, string>,
   ops: { name: string; configOperation: number; value: string | null }[],
-  brokerDefaults: BrokerTopicDefaults,
+  brokerDefaults: BrokerDefaults,
 ): ConfigChange {
   const next: Record<string, string> = { ...current };
   for (const op of ops) {
@@ -327,11 +265,7 @@ export function applyIncrementalAlter(
 }
 
 /** The configs of a topic as DescribeConfigs (and CreateTopics v5+) report them, sorted by name. */
-export function describeTopicConfigs(
-  explicit: Record<string, string>,
-  brokerDefaults: BrokerTopicDefaults,
-  opts: { names: string[] | null; includeSynonyms: boolean; includeDocumentation: boolean },
-): DescribedConfig[] {
+export function describeTopicConfigs(explicit: Record<string, string>, brokerDefaults: BrokerDefaults, opts: DescribeOptions): DescribedConfig[] {
   const wanted = opts.names === null || opts.names.length === 0 ? null : new Set(opts.names);
   const out: DescribedConfig[] = [];
   for (const def of [...DEFS].sort((a, b) => (a.name < b.name ? -1 : 1))) {
@@ -340,16 +274,14 @@ export function describeTopicConfigs(
     const synonyms: Synonym[] = [];
     const raw = explicit[def.name];
     if (raw !== undefined) {
-      const p = parse(def, raw);
+      const p = parseConfigValue(def, raw);
       synonyms.push({ name: def.name, value: 'error' in p ? raw : p.text, source: ConfigSource.TOPIC_CONFIG });
     }
-    if (def.synonym && broker.overridden) synonyms.push({ name: def.synonym, value: broker.text, source: ConfigSource.STATIC_BROKER_CONFIG });
-    if (def.synonym && def.synonymHasDefault !== false) synonyms.push({ name: def.synonym, value: def.default, source: ConfigSource.DEFAULT_CONFIG });
+    synonyms.push(...broker.synonyms);
     const first = synonyms[0];
-    const fromTopicOrBroker = first && first.source !== ConfigSource.DEFAULT_CONFIG;
     out.push({
       name: def.name,
-      value: fromTopicOrBroker ? first.value : broker.text,
+      value: first?.source === ConfigSource.TOPIC_CONFIG ? first.value : broker.text,
       readOnly: false,
       source: first?.source ?? ConfigSource.DEFAULT_CONFIG,
       isSensitive: false,
@@ -361,91 +293,7 @@ export function describeTopicConfigs(
   return out;
 }
 
-function documentation(def: ConfigDef): string {
-  return def.inert ? `${def.doc} Inert in pgkafka: ${def.inert}.` : def.doc;
-}
-
-/** The broker configs DescribeConfigs reports for this broker: all static (read-only), from src/config/schema.ts. */
-const BROKER_CONFIGS: { name: string; option: keyof Config; type: ConfigType; kafkaDefault: string; doc: string }[] = [
-  { name: 'auto.create.topics.enable', option: 'autoCreateTopicsEnable', type: 'boolean', kafkaDefault: 'true', doc: 'Create unknown topics on Metadata and Produce.' },
-  { name: 'compression.type', option: 'compressionType', type: 'string', kafkaDefault: 'producer', doc: 'Default compression.type of topics.' },
-  { name: 'group.initial.rebalance.delay.ms', option: 'groupInitialRebalanceDelayMs', type: 'int', kafkaDefault: '3000', doc: 'How long the first rebalance of an empty group waits for more members.' },
-  { name: 'group.max.session.timeout.ms', option: 'groupMaxSessionTimeoutMs', type: 'int', kafkaDefault: '1800000', doc: 'Largest session timeout a member may ask for.' },
-  { name: 'group.max.size', option: 'groupMaxSize', type: 'int', kafkaDefault: '2147483647', doc: 'Most members one group may have.' },
-  { name: 'group.min.session.timeout.ms', option: 'groupMinSessionTimeoutMs', type: 'int', kafkaDefault: '6000', doc: 'Smallest session timeout a member may ask for.' },
-  { name: 'log.cleaner.delete.retention.ms', option: 'logCleanerDeleteRetentionMs', type: 'long', kafkaDefault: '86400000', doc: 'Default delete.retention.ms of topics.' },
-  { name: 'log.cleaner.min.cleanable.ratio', option: 'logCleanerMinCleanableRatio', type: 'double', kafkaDefault: '0.5', doc: 'Default min.cleanable.dirty.ratio of topics.' },
-  { name: 'log.cleaner.min.compaction.lag.ms', option: 'logCleanerMinCompactionLagMs', type: 'long', kafkaDefault: '0', doc: 'Default min.compaction.lag.ms of topics.' },
-  { name: 'log.cleanup.policy', option: 'logCleanupPolicy', type: 'list', kafkaDefault: 'delete', doc: 'Default cleanup.policy of topics.' },
-  { name: 'log.message.timestamp.type', option: 'logMessageTimestampType', type: 'string', kafkaDefault: 'CreateTime', doc: 'Default message.timestamp.type of topics.' },
-  { name: 'log.retention.bytes', option: 'logRetentionBytes', type: 'long', kafkaDefault: '-1', doc: 'Default retention.bytes of topics.' },
-  { name: 'log.retention.ms', option: 'logRetentionMs', type: 'long', kafkaDefault: '604800000', doc: 'Default retention.ms of topics.' },
-  { name: 'message.max.bytes', option: 'messageMaxBytes', type: 'int', kafkaDefault: '1048588', doc: 'Largest record batch accepted; default max.message.bytes of topics.' },
-  { name: 'node.id', option: 'nodeId', type: 'int', kafkaDefault: '', doc: "This broker's node id." },
-  { name: 'num.partitions', option: 'numPartitions', type: 'int', kafkaDefault: '1', doc: 'Partitions of auto-created topics and of CreateTopics with -1.' },
-  { name: 'offset.metadata.max.bytes', option: 'offsetMetadataMaxBytes', type: 'int', kafkaDefault: '4096', doc: 'Largest metadata string an offset commit may carry.' },
-  { name: 'offsets.retention.check.interval.ms', option: 'offsetsRetentionCheckIntervalMs', type: 'long', kafkaDefault: '600000', doc: 'How often expired offsets are removed.' },
-  { name: 'offsets.retention.minutes', option: 'offsetsRetentionMinutes', type: 'int', kafkaDefault: '10080', doc: 'How long committed offsets of an empty group are kept.' },
-  { name: 'socket.request.max.bytes', option: 'socketRequestMaxBytes', type: 'int', kafkaDefault: '104857600', doc: 'Largest request frame accepted.' },
-];
-
-/**
- * This broker's configs as DescribeConfigs reports them for resource name
- * "<node id>": all read-only (pgkafka has no dynamic broker configs), source
- * STATIC_BROKER_CONFIG where the operator's value differs from Kafka's
- * default, else DEFAULT_CONFIG.
- */
-export function describeBrokerConfigs(config: Config, opts: { names: string[] | null; includeSynonyms: boolean; includeDocumentation: boolean }): DescribedConfig[] {
-  const wanted = opts.names === null || opts.names.length === 0 ? null : new Set(opts.names);
-  return BROKER_CONFIGS.filter((b) => !wanted || wanted.has(b.name)).map((b) => {
-    const v = config[b.option];
-    const value = b.type === 'double' ? javaDouble(Number(v)) : String(v);
-    const synonyms: Synonym[] = [];
-    if (value !== b.kafkaDefault) synonyms.push({ name: b.name, value, source: ConfigSource.STATIC_BROKER_CONFIG });
-    if (b.kafkaDefault !== '') synonyms.push({ name: b.name, value: b.kafkaDefault, source: ConfigSource.DEFAULT_CONFIG });
-    return {
-      name: b.name, value, readOnly: true, source: synonyms[0]?.source ?? ConfigSource.DEFAULT_CONFIG, isSensitive: false,
-      synonyms: opts.includeSynonyms ? synonyms : [], configType: ConfigTypeId[b.type], documentation: opts.includeDocumentation ? b.doc : null,
-    };
-  });
-}
-
-/** DescribeConfigs/AlterConfigs resource types pgkafka serves. */
-export const ConfigResourceType = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8 } as const;
-
-/**
- * Kafka's first checks on one resource of AlterConfigs/IncrementalAlterConfigs
- * (INVALID_REQUEST): duplicate config names, null values (allowed only for
- * DELETE). The message, or null.
- */
-export function alterResourceError(configs: { name: string; value: string | null; configOperation?: number }[]): string | null {
-  if (new Set(configs.map((c) => c.name)).size !== configs.length) return 'Error due to duplicate config keys';
-  const nulls = configs.filter((c) => c.value === null && c.configOperation !== AlterConfigOp.DELETE).map((c) => c.name);
-  return nulls.length > 0 ? `Null value not supported for : ${nulls.join(', ')}` : null;
-}
-
-/**
- * The request-level error of each resource of an AlterConfigs or
- * IncrementalAlterConfigs request: a resource named twice, or
- * alterResourceError. One entry per resource, null when it is well formed.
- */
-export function alterRequestErrors(resources: { resourceType: number; resourceName: string; configs: { name: string; value: string | null; configOperation?: number }[] }[]): (string | null)[] {
-  const key = (r: { resourceType: number; resourceName: string }) => `${r.resourceType}:${r.resourceName}`;
-  const seen = new Map<string, number>();
-  for (const r of resources) seen.set(key(r), (seen.get(key(r)) ?? 0) + 1);
-  return resources.map((r) => (seen.get(key(r))! > 1 ? 'Each resource must appear at most once.' : alterResourceError(r.configs)));
-}
-
-/**
- * An alteration of this broker's configs: the resource name must be empty
- * (cluster default) or this node's id, and every pgkafka broker config is
- * static, so any change is refused as Kafka refuses a non-dynamic config
- * (INVALID_REQUEST). The message, or null for an empty change.
- */
-export function brokerAlterError(resourceName: string, nodeId: number, names: string[]): string | null {
-  if (resourceName !== '') {
-    if (!/^[+-]?\d+$/.test(resourceName)) return `Node id must be an integer, but it is: ${resourceName}`;
-    if (Number(resourceName) !== nodeId) return `Unexpected broker id, expected ${nodeId}, but received ${resourceName}`;
-  }
-  return names.length > 0 ? `Cannot update these configs dynamically: Set(${names.join(', ')})` : null;
+function documentation(def: TopicConfigDef): string {
+  const removed = def.removedIn4 ? ' Removed in Kafka 4.0; accepted as Kafka 3.9 accepted it.' : '';
+  return def.inert ? `${def.doc}${removed} Inert in pgkafka: ${def.inert}.` : `${def.doc}${removed}`;
 }

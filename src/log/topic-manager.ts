@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { TopicRow, TopicStore } from '../storage/pg/topic-store.js';
 import { ErrorCode } from '../protocol/errors.js';
-import { resolveTopicConfig, validateTopicConfigs, type BrokerTopicDefaults, type ConfigChange, type TopicConfig } from './topic-configs.js';
+import type { BrokerDefaults } from './broker-configs.js';
+import { resolveTopicConfig, validateTopicConfigs, type ConfigChange, type TopicConfig } from './topic-configs.js';
 import { topicNameError, unifyCollisionChars } from './topic-name.js';
 
 /** A topic; `configs` holds its explicitly set configs as the client sent them (see topicConfig for the values in force). */
@@ -22,7 +23,7 @@ export interface TopicOutcome {
   topic?: Topic;
 }
 
-export interface TopicDefaults extends BrokerTopicDefaults {
+export interface TopicDefaults {
   numPartitions: number;
   autoCreateTopicsEnable: boolean;
 }
@@ -34,12 +35,14 @@ export class TopicManager {
   private readonly byName = new Map<string, Topic>();
   private readonly byId = new Map<string, Topic>();
   private allLoaded = false;
-  /** Resolved configs per topic object: a changed topic is reloaded as a new object, so entries never go stale. */
-  private readonly resolved = new WeakMap<Topic, TopicConfig>();
+  /** Resolved configs per topic object (a changed topic is reloaded as a new object), for one generation of the broker defaults. */
+  private readonly resolved = new WeakMap<Topic, { generation: number; config: TopicConfig }>();
 
   constructor(
     private readonly store: TopicStore,
     private readonly defaults: TopicDefaults,
+    /** The broker's defaults of topic configs (static and dynamic). */
+    readonly brokerDefaults: BrokerDefaults,
   ) {}
 
   /** A topic changed in some broker process: forget what we cached about it. */
@@ -105,7 +108,7 @@ export class TopicManager {
     if (colliding) {
       return { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: `Topic '${req.name}' collides with existing topic: ${colliding.name}` };
     }
-    const invalid = validateTopicConfigs(req.configs, this.defaults);
+    const invalid = validateTopicConfigs(req.configs, this.brokerDefaults);
     if (invalid) return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: invalid.message };
     const topic: Topic = { topicId: randomUUID(), name: req.name, partitionCount: partitions, configs: req.configs as Record<string, string> };
     if (req.validateOnly) return { errorCode: ErrorCode.NONE, errorMessage: null, topic };
@@ -136,15 +139,15 @@ export class TopicManager {
     return deleted;
   }
 
-  /** The configs in force for the topic: its explicit ones over the broker defaults. */
+  /** The configs in force for the topic: its explicit ones over the broker defaults (dynamic ones included). */
   topicConfig(topic: Topic): TopicConfig {
     const current = this.byName.get(topic.name);
     const source = current && current.topicId === topic.topicId ? current : topic;
-    let config = this.resolved.get(source);
-    if (!config) {
-      config = resolveTopicConfig(source.configs, this.defaults);
-      this.resolved.set(source, config);
-    }
+    const generation = this.brokerDefaults.generation;
+    const cached = this.resolved.get(source);
+    if (cached?.generation === generation) return cached.config;
+    const config = resolveTopicConfig(source.configs, this.brokerDefaults);
+    this.resolved.set(source, { generation, config });
     return config;
   }
 
@@ -167,7 +170,7 @@ export class TopicManager {
     const check = (current: Record<string, string>) => {
       const next = change(current);
       if ('errorCode' in next) return next;
-      const invalid = validateTopicConfigs(next.configs, this.defaults);
+      const invalid = validateTopicConfigs(next.configs, this.brokerDefaults);
       return invalid ? { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: invalid.message } : next;
     };
     const missing = { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `The topic '${name}' does not exist.` };

@@ -3,7 +3,8 @@
 // synonyms, validate_only, and configs that outlive a broker restart.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/errors.js';
-import { AlterConfigsApi, CreateTopicsApi, DescribeConfigsApi, IncrementalAlterConfigsApi } from '../../src/protocol/messages/index.js';
+import { AlterConfigsApi, CreateTopicsApi, DescribeConfigsApi, IncrementalAlterConfigsApi, ProduceApi } from '../../src/protocol/messages/index.js';
+import { buildBatch } from '../../src/protocol/records/index.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
 import { RawClient } from '../support/raw-client.js';
 
@@ -59,7 +60,7 @@ describe('CreateTopics with configs', () => {
     const created = await create('c-created', { 'retention.ms': '60000', 'cleanup.policy': 'compact, delete', 'segment.bytes': '2097152' });
     expect(created.errorCode).toBe(0);
     const configs = new Map(created.configs!.map((c) => [c.name, c]));
-    expect(configs.size).toBe(34);
+    expect(configs.size).toBe(36);
     expect(configs.get('retention.ms')).toMatchObject({ value: '60000', configSource: 1, readOnly: false, isSensitive: false });
     expect(configs.get('cleanup.policy')).toMatchObject({ value: 'compact,delete', configSource: 1 });
     expect(configs.get('delete.retention.ms')).toMatchObject({ value: '86400000', configSource: 5 });
@@ -92,14 +93,16 @@ describe('DescribeConfigs', () => {
     await create('d-topic', { 'min.cleanable.dirty.ratio': '0.25' });
     const res = await describeTopic('d-topic');
     expect(res).toMatchObject({ errorCode: 0, errorMessage: null, resourceType: TOPIC, resourceName: 'd-topic' });
-    expect(res.configs).toHaveLength(34);
+    expect(res.configs).toHaveLength(36);
     const byName = new Map(res.configs.map((c) => [c.name, c]));
     expect(byName.get('min.cleanable.dirty.ratio')).toMatchObject({
       value: '0.25', configSource: 1, configType: 6,
       synonyms: [{ name: 'min.cleanable.dirty.ratio', value: '0.25', source: 1 }, { name: 'log.cleaner.min.cleanable.ratio', value: '0.5', source: 5 }],
     });
-    // The broker was started with PGKAFKA_LOG_RETENTION_MS=3600000: a static broker config.
-    expect(byName.get('retention.ms')).toMatchObject({ value: '3600000', configSource: 4, synonyms: [{ name: 'log.retention.ms', value: '3600000', source: 4 }] });
+    // The broker was started with PGKAFKA_LOG_RETENTION_MS=3600000: a static broker config (then Kafka's log.retention.hours).
+    expect(byName.get('retention.ms')).toMatchObject({
+      value: '3600000', configSource: 4, synonyms: [{ name: 'log.retention.ms', value: '3600000', source: 4 }, { name: 'log.retention.hours', value: '168', source: 5 }],
+    });
     expect(byName.get('segment.ms')!.documentation).toMatch(/Inert in pgkafka/);
   });
 
@@ -136,8 +139,9 @@ describe('DescribeConfigs', () => {
     const [self, cluster, other, logger, unknown] = res.results;
     expect(self!.errorCode).toBe(0);
     const byName = new Map(self!.configs.map((c) => [c.name, c]));
-    expect(byName.get('log.retention.ms')).toMatchObject({ value: '3600000', readOnly: true, configSource: 4 });
-    expect(byName.get('message.max.bytes')).toMatchObject({ value: '1048588', readOnly: true, configSource: 5 });
+    expect(byName.get('log.retention.ms')).toMatchObject({ value: '3600000', readOnly: false, configSource: 4 });
+    expect(byName.get('message.max.bytes')).toMatchObject({ value: '1048588', readOnly: false, configSource: 5 });
+    expect(byName.get('num.partitions')).toMatchObject({ value: '1', readOnly: true, configSource: 5 });
     for (const n of ['num.partitions', 'auto.create.topics.enable', 'offsets.retention.minutes', 'group.max.size', 'log.cleanup.policy', 'compression.type']) expect(byName.has(n)).toBe(true);
     expect(cluster).toMatchObject({ errorCode: 0, configs: [] });
     expect(other).toMatchObject({ errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Unexpected broker id, expected 1 or empty string, but received 7' });
@@ -180,10 +184,10 @@ describe('IncrementalAlterConfigs', () => {
     expect(await valueOf('i-validate', 'compression.type')).toEqual({ value: 'producer', source: 5 });
   });
 
-  it('refuses broker config changes and duplicate resources with INVALID_REQUEST', async () => {
+  it('refuses static broker config changes and duplicate resources with INVALID_REQUEST', async () => {
     const res = await client.request(IncrementalAlterConfigsApi, 1, {
       resources: [
-        { resourceType: BROKER, resourceName: '1', configs: [{ name: 'log.retention.ms', configOperation: SET, value: '1' }] },
+        { resourceType: BROKER, resourceName: '1', configs: [{ name: 'num.partitions', configOperation: SET, value: '1' }] },
         { resourceType: BROKER, resourceName: '', configs: [] },
         { resourceType: TOPIC, resourceName: 'i-validate', configs: [] },
         { resourceType: TOPIC, resourceName: 'i-validate', configs: [] },
@@ -191,7 +195,7 @@ describe('IncrementalAlterConfigs', () => {
       validateOnly: false,
     });
     expect(res.responses.map((r) => [r.errorCode, r.errorMessage])).toEqual([
-      [ErrorCode.INVALID_REQUEST, 'Cannot update these configs dynamically: Set(log.retention.ms)'], [0, null],
+      [ErrorCode.INVALID_REQUEST, 'Cannot update these configs dynamically: Set(num.partitions)'], [0, null],
       [ErrorCode.INVALID_REQUEST, 'Each resource must appear at most once.'], [ErrorCode.INVALID_REQUEST, 'Each resource must appear at most once.'],
     ]);
   });
@@ -218,6 +222,58 @@ describe('AlterConfigs', () => {
     expect(await alter('missing', { 'retention.ms': '5' })).toMatchObject({ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
     const res = await client.request(AlterConfigsApi, 1, { resources: [{ resourceType: BROKER, resourceName: '2', configs: [{ name: 'num.partitions', value: '3' }] }] });
     expect(res.responses[0]).toMatchObject({ errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Unexpected broker id, expected 1, but received 2' });
+  });
+});
+
+describe('topic configs Kafka 4.0 removed, taken as Kafka 3.9 took them', () => {
+  const LONG_MAX = '9223372036854775807';
+  const resolved = async (name: string) => broker.context.topics.topicConfig((await broker.context.topics.get(name))!);
+  const produceAt = async (topic: string, timestamp: number) => {
+    const records = buildBatch({ compression: 0, baseTimestamp: BigInt(timestamp), records: [{ key: Buffer.from('k'), value: Buffer.from('v'), headers: [] }] });
+    const res = await client.request(ProduceApi, 9, { acks: -1, timeoutMs: 1000, topicData: [{ name: topic, partitionData: [{ index: 0, records }] }] });
+    return res.responses[0]!.partitionResponses[0]!.errorCode;
+  };
+
+  it('creates topics with message.format.version and message.timestamp.difference.max.ms and describes them as 3.9 did', async () => {
+    expect(await create('r-legacy', { 'message.format.version': '2.8', 'message.timestamp.difference.max.ms': '60000' })).toMatchObject({ errorCode: 0, errorMessage: null });
+    const res = await describeTopic('r-legacy', ['message.format.version', 'message.timestamp.difference.max.ms', 'message.timestamp.after.max.ms']);
+    const byName = new Map(res.configs.map((c) => [c.name, c]));
+    expect(byName.get('message.format.version')).toMatchObject({
+      value: '2.8', configSource: 1, configType: 2, readOnly: false,
+      synonyms: [{ name: 'message.format.version', value: '2.8', source: 1 }, { name: 'log.message.format.version', value: '3.0-IV1', source: 5 }],
+    });
+    expect(byName.get('message.timestamp.difference.max.ms')).toMatchObject({
+      value: '60000', configSource: 1, configType: 5,
+      synonyms: [{ name: 'message.timestamp.difference.max.ms', value: '60000', source: 1 }, { name: 'log.message.timestamp.difference.max.ms', value: LONG_MAX, source: 5 }],
+    });
+    expect(byName.get('message.timestamp.difference.max.ms')!.documentation).toMatch(/Removed in Kafka 4\.0/);
+    expect(byName.get('message.timestamp.after.max.ms')).toMatchObject({ value: '3600000', configSource: 5 });
+    expect((await describeTopic('d-topic', ['message.format.version'])).configs[0]).toMatchObject({ value: '3.0-IV1', configSource: 5 });
+    // The difference is the limit on both sides where before/after are not set.
+    expect(await resolved('r-legacy')).toMatchObject({ messageTimestampBeforeMaxMs: 60000, messageTimestampAfterMaxMs: 60000 });
+    expect(await produceAt('r-legacy', Date.now() - 3_600_000)).toBe(ErrorCode.INVALID_TIMESTAMP);
+    expect(await produceAt('r-legacy', Date.now() + 600_000)).toBe(ErrorCode.INVALID_TIMESTAMP);
+    expect(await produceAt('r-legacy', Date.now())).toBe(0);
+  });
+
+  it('lets message.timestamp.before.max.ms and after.max.ms win where they are set', async () => {
+    await create('r-before', { 'message.timestamp.difference.max.ms': '60000', 'message.timestamp.before.max.ms': '5000' });
+    expect(await resolved('r-before')).toMatchObject({ messageTimestampBeforeMaxMs: 5000, messageTimestampAfterMaxMs: 60000 });
+    await create('r-after', { 'message.timestamp.difference.max.ms': '60000', 'message.timestamp.after.max.ms': '7000' });
+    expect(await resolved('r-after')).toMatchObject({ messageTimestampBeforeMaxMs: 60000, messageTimestampAfterMaxMs: 7000 });
+    expect(await incremental('r-after', [['message.timestamp.difference.max.ms', DELETE, null]])).toMatchObject({ errorCode: 0 });
+    expect(await resolved('r-after')).toMatchObject({ messageTimestampBeforeMaxMs: Number(LONG_MAX), messageTimestampAfterMaxMs: 7000 });
+  });
+
+  it('validates them as Kafka 3.9 did', async () => {
+    expect(await create('r-bad', { 'message.format.version': '9.9' })).toMatchObject({
+      errorCode: ErrorCode.INVALID_CONFIG, errorMessage: 'Invalid value 9.9 for configuration message.format.version: Version 9.9 is not a valid version',
+    });
+    expect(await create('r-bad', { 'message.timestamp.difference.max.ms': '-1' })).toMatchObject({
+      errorCode: ErrorCode.INVALID_CONFIG, errorMessage: 'Invalid value -1 for configuration message.timestamp.difference.max.ms: Value must be at least 0',
+    });
+    for (const version of ['0.10.2', '0.10.0-IV1', '2.8.1', '3.0', '3.9-IV0', '4.0-IV1']) expect((await create('r-versions', { 'message.format.version': version }, true)).errorCode).toBe(0);
+    expect((await create('r-versions', { 'message.format.version': '4.0' }, true)).errorCode).toBe(ErrorCode.INVALID_CONFIG);
   });
 });
 

@@ -1,24 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/schema.js';
+import { BrokerConfigs } from '../../src/log/broker-configs.js';
+import { javaDouble } from '../../src/log/config-values.js';
 import {
-  applyIncrementalAlter, describeBrokerConfigs, describeTopicConfigs, EFFECTIVE_TOPIC_CONFIGS, INERT_TOPIC_CONFIGS, javaDouble,
-  resolveTopicConfig, TOPIC_CONFIG_NAMES, validateTopicConfigs, type BrokerTopicDefaults,
+  applyIncrementalAlter, describeTopicConfigs, EFFECTIVE_TOPIC_CONFIGS, INERT_TOPIC_CONFIGS, REMOVED_IN_KAFKA_4,
+  resolveTopicConfig, TOPIC_CONFIG_NAMES, validateTopicConfigs,
 } from '../../src/log/topic-configs.js';
 
-const kafkaDefaults: BrokerTopicDefaults = loadConfig({});
+const brokerWith = (overrides: Record<string, unknown>) => new BrokerConfigs(loadConfig({}, overrides));
+const kafkaDefaults = brokerWith({});
 const all = { names: null, includeSynonyms: true, includeDocumentation: false };
 
 describe('topic config definitions', () => {
-  it('knows every Kafka 4 topic config and nothing Kafka 4 removed', () => {
-    expect(TOPIC_CONFIG_NAMES).toHaveLength(34);
+  it('knows every Kafka 4 topic config and the two Kafka 3.9 configs that 4.0 removed', () => {
+    expect(TOPIC_CONFIG_NAMES).toHaveLength(36);
     for (const n of ['cleanup.policy', 'compression.zstd.level', 'remote.log.delete.on.disable', 'follower.replication.throttled.replicas', 'message.timestamp.after.max.ms']) {
       expect(TOPIC_CONFIG_NAMES).toContain(n);
     }
-    expect(TOPIC_CONFIG_NAMES).not.toContain('message.format.version');
-    expect(TOPIC_CONFIG_NAMES).not.toContain('message.timestamp.difference.max.ms');
+    expect(REMOVED_IN_KAFKA_4).toEqual(['message.format.version', 'message.timestamp.difference.max.ms']);
     expect([...EFFECTIVE_TOPIC_CONFIGS].sort()).toEqual([
       'cleanup.policy', 'compression.type', 'delete.retention.ms', 'max.compaction.lag.ms', 'max.message.bytes', 'message.timestamp.after.max.ms',
-      'message.timestamp.before.max.ms', 'message.timestamp.type', 'min.cleanable.dirty.ratio', 'min.compaction.lag.ms', 'retention.bytes', 'retention.ms',
+      'message.timestamp.before.max.ms', 'message.timestamp.difference.max.ms', 'message.timestamp.type', 'min.cleanable.dirty.ratio', 'min.compaction.lag.ms',
+      'retention.bytes', 'retention.ms',
     ]);
     expect(EFFECTIVE_TOPIC_CONFIGS.length + INERT_TOPIC_CONFIGS.size).toBe(TOPIC_CONFIG_NAMES.length);
     for (const reason of INERT_TOPIC_CONFIGS.values()) expect(reason.length).toBeGreaterThan(10);
@@ -39,9 +42,11 @@ describe('validateTopicConfigs', () => {
     expect(error({ 'cleanup.policy': 'compact, delete', 'retention.ms': '-1', 'cleanup.policy ': '' })?.message).toBe('Unknown topic config name: cleanup.policy ');
   });
 
-  it('refuses unknown and removed names', () => {
+  it('refuses unknown names, and takes the names Kafka 4.0 removed as Kafka 3.9 did', () => {
     expect(error({ 'retention.ms': '1', 'retention.mss': '1' })).toEqual({ name: 'retention.mss', message: 'Unknown topic config name: retention.mss' });
-    expect(error({ 'message.format.version': '3.0' })?.message).toBe('Unknown topic config name: message.format.version');
+    expect(error({ 'message.format.version': '3.0', 'message.timestamp.difference.max.ms': '1000' })).toBeNull();
+    expect(error({ 'message.format.version': '0.10.0.1' })).toBeNull();
+    expect(error({ 'message.format.version': '3.0-IV9' })?.message).toBe('Invalid value 3.0-IV9 for configuration message.format.version: Version 3.0-IV9 is not a valid version');
   });
 
   it('words value errors as Kafka\'s ConfigDef does', () => {
@@ -66,7 +71,7 @@ describe('validateTopicConfigs', () => {
   it('checks in Kafka\'s definition order, then the rules across configs', () => {
     expect(error({ 'retention.ms': 'x', 'segment.bytes': 'y' })?.name).toBe('segment.bytes');
     expect(error({ 'min.compaction.lag.ms': '10', 'max.compaction.lag.ms': '5' })?.message).toBe('conflict topic config setting min.compaction.lag.ms (10) > max.compaction.lag.ms (5)');
-    expect(validateTopicConfigs({ 'max.compaction.lag.ms': '5' }, { ...kafkaDefaults, logCleanerMinCompactionLagMs: 10 })?.name).toBe('min.compaction.lag.ms');
+    expect(validateTopicConfigs({ 'max.compaction.lag.ms': '5' }, brokerWith({ logCleanerMinCompactionLagMs: 10 }))?.name).toBe('min.compaction.lag.ms');
     expect(error({ 'remote.storage.enable': 'true' })?.message).toBe('Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.');
     expect(error({ 'remote.storage.enable': 'false', 'local.retention.ms': '-2' })).toBeNull();
     expect(error({ 'retention.ms': null })?.message).toBe('Null value not supported for topic configs: retention.ms');
@@ -80,11 +85,30 @@ describe('resolveTopicConfig', () => {
       minCompactionLagMs: 0, maxCompactionLagMs: 9223372036854775807, maxMessageBytes: 1048588, messageTimestampType: 'CreateTime',
       messageTimestampBeforeMaxMs: 9223372036854775807, messageTimestampAfterMaxMs: 3600000, compressionType: 'producer',
     });
-    const broker = { ...kafkaDefaults, logRetentionMs: 1000, logCleanupPolicy: 'compact', compressionType: 'zstd' as const, messageMaxBytes: 500 };
+    const broker = brokerWith({ logRetentionMs: 1000, logCleanupPolicy: 'compact', compressionType: 'zstd', messageMaxBytes: 500 });
     expect(resolveTopicConfig({}, broker)).toMatchObject({ retentionMs: 1000, cleanupPolicy: { delete: false, compact: true }, compressionType: 'zstd', maxMessageBytes: 500 });
     expect(resolveTopicConfig({ 'retention.ms': ' -1 ', 'cleanup.policy': 'delete, compact', 'min.cleanable.dirty.ratio': '0.1', 'message.timestamp.type': 'LogAppendTime' }, broker))
       .toMatchObject({ retentionMs: -1, cleanupPolicy: { delete: true, compact: true }, minCleanableDirtyRatio: 0.1, messageTimestampType: 'LogAppendTime' });
     expect(resolveTopicConfig({ 'cleanup.policy': '' }, broker).cleanupPolicy).toEqual({ delete: false, compact: false });
+  });
+
+  it('uses message.timestamp.difference.max.ms where the before/after limits are not set, as Kafka 3.9 did', () => {
+    const at = (explicit: Record<string, string>, broker = kafkaDefaults) => {
+      const c = resolveTopicConfig(explicit, broker);
+      return [c.messageTimestampBeforeMaxMs, c.messageTimestampAfterMaxMs];
+    };
+    const MAX = 9223372036854775807;
+    expect(at({})).toEqual([MAX, 3600000]);
+    expect(at({ 'message.timestamp.difference.max.ms': '1000' })).toEqual([1000, 1000]);
+    expect(at({ 'message.timestamp.difference.max.ms': '1000', 'message.timestamp.before.max.ms': '50' })).toEqual([50, 1000]);
+    expect(at({ 'message.timestamp.difference.max.ms': '1000', 'message.timestamp.after.max.ms': '70' })).toEqual([1000, 70]);
+    expect(at({ 'message.timestamp.difference.max.ms': '1000', 'message.timestamp.after.max.ms': '9223372036854775807' })).toEqual([1000, 1000]);
+    const dynamic = brokerWith({});
+    dynamic.setDynamic({ 'log.message.timestamp.difference.max.ms': '2000' }, {});
+    expect(at({}, dynamic)).toEqual([2000, 2000]);
+    expect(at({ 'message.timestamp.difference.max.ms': '1000' }, dynamic)).toEqual([1000, 1000]);
+    dynamic.setDynamic({ 'log.message.timestamp.difference.max.ms': '2000', 'log.message.timestamp.after.max.ms': '300' }, {});
+    expect(at({}, dynamic)).toEqual([2000, 300]);
   });
 
   it('falls back to the default for a stored value that does not parse', () => {
@@ -102,6 +126,7 @@ describe('describeTopicConfigs', () => {
       synonyms: [{ name: 'log.cleanup.policy', value: 'delete', source: 5 }],
     });
     // log.retention.ms has no default of its own in Kafka (log.retention.hours has), so Kafka lists no synonym.
+    expect(byName.get('message.format.version')).toMatchObject({ value: '3.0-IV1', source: 5, synonyms: [{ name: 'log.message.format.version', value: '3.0-IV1', source: 5 }], configType: 2 });
     expect(byName.get('retention.ms')).toMatchObject({ value: '604800000', source: 5, synonyms: [], configType: 5 });
     expect(byName.get('max.message.bytes')).toMatchObject({ value: '1048588', synonyms: [{ name: 'message.max.bytes', value: '1048588', source: 5 }], configType: 3 });
     expect(byName.get('remote.storage.enable')).toMatchObject({ value: 'false', source: 5, synonyms: [], configType: 1 });
@@ -110,13 +135,25 @@ describe('describeTopicConfigs', () => {
   });
 
   it('lists the topic synonym, then the operator\'s broker default, then Kafka\'s', () => {
-    const broker = { ...kafkaDefaults, logCleanupPolicy: 'compact', logRetentionMs: 1000 };
+    const broker = brokerWith({ logCleanupPolicy: 'compact', logRetentionMs: 1000 });
     const [policy, retention] = describeTopicConfigs({ 'cleanup.policy': 'delete , compact' }, broker, { ...all, names: ['cleanup.policy', 'retention.ms', 'no.such'] });
     expect(policy).toMatchObject({
       value: 'delete,compact', source: 1,
       synonyms: [{ name: 'cleanup.policy', value: 'delete,compact', source: 1 }, { name: 'log.cleanup.policy', value: 'compact', source: 4 }, { name: 'log.cleanup.policy', value: 'delete', source: 5 }],
     });
-    expect(retention).toMatchObject({ value: '1000', source: 4, synonyms: [{ name: 'log.retention.ms', value: '1000', source: 4 }] });
+    expect(retention).toMatchObject({ value: '1000', source: 4, synonyms: [{ name: 'log.retention.ms', value: '1000', source: 4 }, { name: 'log.retention.hours', value: '168', source: 5 }] });
+  });
+
+  it('lists dynamic broker values above the static ones', () => {
+    const broker = brokerWith({ logCleanupPolicy: 'compact' });
+    broker.setDynamic({ 'log.cleanup.policy': 'delete, compact', 'message.max.bytes': '100' }, { 'message.max.bytes': '200' });
+    const [policy, maxBytes] = describeTopicConfigs({}, broker, { ...all, names: ['cleanup.policy', 'max.message.bytes'] });
+    expect(policy).toMatchObject({
+      value: 'delete,compact', source: 3,
+      synonyms: [{ name: 'log.cleanup.policy', value: 'delete, compact', source: 3 }, { name: 'log.cleanup.policy', value: 'compact', source: 4 }, { name: 'log.cleanup.policy', value: 'delete', source: 5 }],
+    });
+    expect(maxBytes).toMatchObject({ value: '200', source: 2, synonyms: [{ name: 'message.max.bytes', value: '200', source: 2 }, { name: 'message.max.bytes', value: '100', source: 3 }, { name: 'message.max.bytes', value: '1048588', source: 5 }] });
+    expect(resolveTopicConfig({}, broker)).toMatchObject({ maxMessageBytes: 200, cleanupPolicy: { delete: true, compact: true } });
   });
 
   it('omits synonyms unless asked, and documents inert configs as such', () => {
@@ -147,14 +184,13 @@ describe('applyIncrementalAlter', () => {
   });
 });
 
-describe('describeBrokerConfigs', () => {
-  it('reports the broker defaults as static, read-only configs', () => {
-    const config = loadConfig({}, { logRetentionMs: 1000, numPartitions: 3 });
-    const described = describeBrokerConfigs(config, { names: ['log.retention.ms', 'num.partitions', 'log.cleanup.policy', 'log.cleaner.min.cleanable.ratio'], includeSynonyms: true, includeDocumentation: false });
+describe('BrokerConfigs.describe', () => {
+  it('reports the broker options as static configs, Kafka\'s defaults as defaults, and only the topic defaults as writable', () => {
+    const described = brokerWith({ logRetentionMs: 1000, numPartitions: 3 }).describe('1', { names: ['log.retention.ms', 'num.partitions', 'log.cleanup.policy', 'log.cleaner.min.cleanable.ratio'], includeSynonyms: true, includeDocumentation: false });
     expect(described.map((c) => [c.name, c.value, c.source, c.readOnly])).toEqual([
-      ['log.cleaner.min.cleanable.ratio', '0.5', 5, true], ['log.cleanup.policy', 'delete', 5, true], ['log.retention.ms', '1000', 4, true], ['num.partitions', '3', 4, true],
+      ['log.cleaner.min.cleanable.ratio', '0.5', 5, false], ['log.cleanup.policy', 'delete', 5, false], ['log.retention.ms', '1000', 4, false], ['num.partitions', '3', 4, true],
     ]);
-    expect(described[2]!.synonyms).toEqual([{ name: 'log.retention.ms', value: '1000', source: 4 }, { name: 'log.retention.ms', value: '604800000', source: 5 }]);
+    expect(described[2]!.synonyms).toEqual([{ name: 'log.retention.ms', value: '1000', source: 4 }, { name: 'log.retention.hours', value: '168', source: 5 }]);
   });
 
   it('normalises the broker cleanup policy and refuses a bad one at start-up', () => {
