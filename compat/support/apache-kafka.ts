@@ -71,7 +71,9 @@ export async function startApacheKafka(config: Record<string, string | number | 
 
   // A small heap and the client compiler: the machines have two cores, and the broker lives for one test file.
   const jvm = ['-Xms256m', '-Xmx768m', '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-cp', classpath];
-  const format = spawnSync('java', [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId(), '-c', file], { encoding: 'utf8', timeout: 120_000 });
+  // Eligible leader replicas off: with it on, formatting writes a cluster-wide min.insync.replicas,
+  // a replication setting that has no counterpart on a single-copy log.
+  const format = spawnSync('java', [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId(), '-c', file, '--feature', 'eligible.leader.replicas.version=0'], { encoding: 'utf8', timeout: 120_000 });
   if (format.status !== 0) throw new Error(`kafka-storage format failed:\n${format.stdout}${format.stderr}`);
 
   const child = spawn('java', [...jvm, 'kafka.Kafka', file], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -6,8 +6,8 @@
 //   per cluster), producer ids (allocated per cluster);
 // - when: throttle times, timestamps the broker assigns (log append time,
 //   log start times) and durations;
-// - human-readable text: error messages (clients show them, never branch on
-//   them).
+// - human-readable text: the words of error messages (clients show them,
+//   never branch on them), though not whether there is one.
 // Everything else — error codes per request and per partition, offsets,
 // watermarks, records, generations, assignments, configs and their sources
 // — must be equal.
@@ -104,7 +104,7 @@ const TEXT_FIELDS = new Set(['errorMessage']);
 function normalise(value: unknown, key?: string): unknown {
   if (key !== undefined) {
     if (TIME_FIELDS.has(key)) return typeof value;
-    if (TEXT_FIELDS.has(key)) return value === null ? null : '<message>';
+    if (TEXT_FIELDS.has(key)) return value === null || value === '' ? value : '<message>';
     if (IDENTITY_FIELDS.has(key)) return typeof value === 'number' ? (value < 0 ? value : '<id>') : value === null || value === '' ? value : '<id>';
     if (key === 'topicId') return value === ZERO_UUID ? value : '<topic id>';
   }

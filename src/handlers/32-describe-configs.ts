@@ -49,14 +49,15 @@ export default defineHandler({
             break;
           }
           const topic = await topics.get(r.resourceName);
-          if (!topic) results.push(answer(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${r.resourceName}' does not exist.`));
-          else results.push(answer(ErrorCode.NONE, null, describeTopicConfigs(topic.configs, brokerConfigs, opts)));
+          // Kafka sends an empty message, not none, with these two answers.
+          if (!topic) results.push(answer(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ''));
+          else results.push(answer(ErrorCode.NONE, '', describeTopicConfigs(topic.configs, brokerConfigs, opts)));
           break;
         }
         case ConfigResourceType.BROKER: {
           const error = brokerIdError(true);
           if (error) results.push(answer(ErrorCode.INVALID_REQUEST, error));
-          else results.push(answer(ErrorCode.NONE, null, brokerConfigs.describe(r.resourceName, opts)));
+          else results.push(answer(ErrorCode.NONE, '', brokerConfigs.describe(r.resourceName, opts)));
           break;
         }
         case ConfigResourceType.BROKER_LOGGER: {

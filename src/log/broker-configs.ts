@@ -132,7 +132,10 @@ export class BrokerConfigs implements BrokerDefaults {
       const def = BROKER_CONFIG_BY_NAME.get(name);
       const sensitive = isSensitive(name);
       const synonyms = this.layeredSynonyms(name, true).filter((s) => perBroker || s.source === ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG);
-      const value = sensitive ? null : perBroker ? this.value(name) : this.dynamicDefault[name]!;
+      // A config set nowhere shows Kafka's own default, even where a synonym decides what is in force
+      // (log.retention.ms unset reads null beside log.retention.hours=168, as on Kafka).
+      const setItself = synonyms[0]?.name === name && synonyms[0].source !== ConfigSource.DEFAULT_CONFIG;
+      const value = sensitive ? null : !perBroker ? this.dynamicDefault[name]! : setItself || !def ? this.value(name) : def.kafkaDefault;
       return {
         name, value, readOnly: def?.dynamic !== true, source: synonyms[0]?.source ?? ConfigSource.DEFAULT_CONFIG, isSensitive: sensitive,
         synonyms: opts.includeSynonyms ? synonyms : [], configType: def ? ConfigTypeId[def.type] : 0, documentation: opts.includeDocumentation ? def?.doc ?? null : null,

@@ -111,7 +111,7 @@ const DEFS: TopicConfigDef[] = [
   { name: 'message.timestamp.after.max.ms', type: 'long', default: '3600000', check: atLeast(0), synonym: 'log.message.timestamp.after.max.ms', doc: 'How far in the future a CreateTime timestamp may be.' },
   { name: 'leader.replication.throttled.replicas', type: 'list', default: '', check: throttledReplicas('leader.replication.throttled.replicas'), inert: NO_REPLICAS, doc: 'Replicas whose log replication is throttled on the leader side.' },
   { name: 'follower.replication.throttled.replicas', type: 'list', default: '', check: throttledReplicas('follower.replication.throttled.replicas'), inert: NO_REPLICAS, doc: 'Replicas whose log replication is throttled on the follower side.' },
-  { name: 'message.downconversion.enable', type: 'boolean', default: 'true', synonym: 'log.message.downconversion.enable', inert: 'a no-op in Kafka 4 too: no client old enough to need down-conversion is served', doc: 'Deprecated; down-conversion no longer exists.' },
+  { name: 'message.downconversion.enable', type: 'boolean', default: 'true', synonym: 'log.message.downconversion.enable', removedIn4: true, inert: 'a no-op in Kafka 4 too: no client old enough to need down-conversion is served', doc: 'Deprecated; down-conversion no longer exists.' },
   { name: 'remote.storage.enable', type: 'boolean', default: 'false', inert: NO_TIERING + ' (true is refused, as by a Kafka broker without tiered storage)', doc: 'Whether the topic uses tiered storage.' },
   { name: 'local.retention.ms', type: 'long', default: '-2', check: atLeast(-2), synonym: 'log.local.retention.ms', inert: NO_TIERING, doc: 'How long tiered-storage segments stay on local disk; -2 means retention.ms.' },
   { name: 'local.retention.bytes', type: 'long', default: '-2', check: atLeast(-2), synonym: 'log.local.retention.bytes', inert: NO_TIERING, doc: 'Local size limit of a tiered-storage partition; -2 means retention.bytes.' },
@@ -270,9 +270,11 @@ export function describeTopicConfigs(explicit: Record<string, string>, brokerDef
   const out: DescribedConfig[] = [];
   for (const def of [...DEFS].sort((a, b) => (a.name < b.name ? -1 : 1))) {
     if (wanted && !wanted.has(def.name)) continue;
+    const raw = explicit[def.name];
+    // Kafka 4 lists none of the configs it removed; an application written for 3.x sees one it set, or names.
+    if (def.removedIn4 && raw === undefined && !wanted) continue;
     const broker = brokerDefault(def, brokerDefaults);
     const synonyms: Synonym[] = [];
-    const raw = explicit[def.name];
     if (raw !== undefined) {
       const p = parseConfigValue(def, raw);
       synonyms.push({ name: def.name, value: 'error' in p ? raw : p.text, source: ConfigSource.TOPIC_CONFIG });

@@ -73,7 +73,7 @@ describe('DescribeConfigs of a broker', () => {
     expect(byName.get('log.retention.bytes')).toMatchObject({ value: '1000000', readOnly: false, configSource: STATIC_BROKER_CONFIG });
     expect(byName.get('message.max.bytes')).toMatchObject({ value: '1048588', readOnly: false, configSource: DEFAULT_CONFIG });
     // log.retention.ms has no default of its own (log.retention.hours has): Kafka lists no synonym for it.
-    expect(byName.get('log.retention.ms')).toMatchObject({ value: '604800000', readOnly: false, configSource: DEFAULT_CONFIG, synonyms: [] });
+    expect(byName.get('log.retention.ms')).toMatchObject({ value: null, readOnly: false, configSource: DEFAULT_CONFIG, synonyms: [] }); // unset, as on Kafka
     expect(byName.get('log.retention.hours')).toMatchObject({ value: '168', readOnly: true, configSource: DEFAULT_CONFIG, configType: 3 });
     expect(byName.get('offsets.topic.num.partitions')).toMatchObject({ value: '50', readOnly: true });
     expect(byName.get('num.partitions')!.documentation).toBeTruthy();

@@ -12,12 +12,12 @@ const kafkaDefaults = brokerWith({});
 const all = { names: null, includeSynonyms: true, includeDocumentation: false };
 
 describe('topic config definitions', () => {
-  it('knows every Kafka 4 topic config and the two Kafka 3.9 configs that 4.0 removed', () => {
+  it('knows every Kafka 4 topic config and the three Kafka 3.9 configs that 4.0 removed', () => {
     expect(TOPIC_CONFIG_NAMES).toHaveLength(36);
     for (const n of ['cleanup.policy', 'compression.zstd.level', 'remote.log.delete.on.disable', 'follower.replication.throttled.replicas', 'message.timestamp.after.max.ms']) {
       expect(TOPIC_CONFIG_NAMES).toContain(n);
     }
-    expect(REMOVED_IN_KAFKA_4).toEqual(['message.format.version', 'message.timestamp.difference.max.ms']);
+    expect(REMOVED_IN_KAFKA_4).toEqual(['message.format.version', 'message.timestamp.difference.max.ms', 'message.downconversion.enable']);
     expect([...EFFECTIVE_TOPIC_CONFIGS].sort()).toEqual([
       'cleanup.policy', 'compression.type', 'delete.retention.ms', 'max.compaction.lag.ms', 'max.message.bytes', 'message.timestamp.after.max.ms',
       'message.timestamp.before.max.ms', 'message.timestamp.difference.max.ms', 'message.timestamp.type', 'min.cleanable.dirty.ratio', 'min.compaction.lag.ms',
@@ -119,14 +119,16 @@ describe('resolveTopicConfig', () => {
 describe('describeTopicConfigs', () => {
   it('reports every config, sorted, with Kafka\'s sources and types', () => {
     const described = describeTopicConfigs({}, kafkaDefaults, all);
-    expect(described.map((c) => c.name)).toEqual([...TOPIC_CONFIG_NAMES].sort());
+    // As Kafka 4 lists them: the configs 4.0 removed only when set or named.
+    expect(described.map((c) => c.name)).toEqual([...TOPIC_CONFIG_NAMES].filter((n) => !REMOVED_IN_KAFKA_4.includes(n)).sort());
+    expect(describeTopicConfigs({ 'message.format.version': '2.8' }, kafkaDefaults, all).map((c) => c.name)).toContain('message.format.version');
     const byName = new Map(described.map((c) => [c.name, c]));
     expect(byName.get('cleanup.policy')).toEqual({
       name: 'cleanup.policy', value: 'delete', readOnly: false, source: 5, isSensitive: false, configType: 7, documentation: null,
       synonyms: [{ name: 'log.cleanup.policy', value: 'delete', source: 5 }],
     });
     // log.retention.ms has no default of its own in Kafka (log.retention.hours has), so Kafka lists no synonym.
-    expect(byName.get('message.format.version')).toMatchObject({ value: '3.0-IV1', source: 5, synonyms: [{ name: 'log.message.format.version', value: '3.0-IV1', source: 5 }], configType: 2 });
+    expect(describeTopicConfigs({}, kafkaDefaults, { ...all, names: ['message.format.version'] })[0]).toMatchObject({ value: '3.0-IV1', source: 5, synonyms: [{ name: 'log.message.format.version', value: '3.0-IV1', source: 5 }], configType: 2 });
     expect(byName.get('retention.ms')).toMatchObject({ value: '604800000', source: 5, synonyms: [], configType: 5 });
     expect(byName.get('max.message.bytes')).toMatchObject({ value: '1048588', synonyms: [{ name: 'message.max.bytes', value: '1048588', source: 5 }], configType: 3 });
     expect(byName.get('remote.storage.enable')).toMatchObject({ value: 'false', source: 5, synonyms: [], configType: 1 });

@@ -1,0 +1,81 @@
+// Differential: topic and broker configs — what DescribeConfigs lists (values,
+// sources, synonyms, types, read-only and sensitive flags), what CreateTopics
+// v5+ reports, and what IncrementalAlterConfigs accepts or refuses — sent as
+// the same raw requests to a real Apache Kafka and to pgkafka.
+import { describe, it } from 'vitest';
+import { CreateTopicsApi, DescribeConfigsApi, IncrementalAlterConfigsApi, MetadataApi } from '../../src/protocol/messages/index.js';
+import type { RawClient } from '../../test/support/raw-client.js';
+import { expectSame, onBoth, usePair } from '../support/differential.js';
+
+const pair = usePair();
+const TOPIC = 2;
+const BROKER = 4;
+const SET = 0;
+const DELETE = 1;
+const APPEND = 2;
+
+async function describeConfigs(c: RawClient, resourceType: number, resourceName: string, keys: string[] | null = null) {
+  const res = await c.request(DescribeConfigsApi, 4, { resources: [{ resourceType, resourceName, configurationKeys: keys }], includeSynonyms: true, includeDocumentation: false });
+  return res.results.map((r) => ({
+    errorCode: r.errorCode, errorMessage: r.errorMessage, resourceType: r.resourceType, resourceName: r.resourceName,
+    configs: r.configs.sort((a, b) => a.name.localeCompare(b.name)),
+  }));
+}
+
+async function until<T>(read: () => Promise<T>, done: (r: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const r = await read();
+    if (done(r) || Date.now() > deadline) return r;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function alter(c: RawClient, resourceType: number, resourceName: string, configs: { name: string; configOperation: number; value: string | null }[], validateOnly = false) {
+  const res = await c.request(IncrementalAlterConfigsApi, 1, { resources: [{ resourceType, resourceName, configs }], validateOnly });
+  return res.responses;
+}
+
+describe('differential: configs', () => {
+  it('a topic: every config as created, then set, appended and deleted', async () => {
+    const outcome = await onBoth(pair(), async (connect) => {
+      const c = await connect();
+      const created = await c.request(CreateTopicsApi, 7, {
+        topics: [{ name: 'c-topic', numPartitions: 1, replicationFactor: 1, configs: [{ name: 'retention.ms', value: '3600000' }, { name: 'cleanup.policy', value: 'compact' }] }],
+        timeoutMs: 10_000,
+      });
+      return {
+        createdConfigs: created.topics[0]!.configs?.sort((a, b) => a.name.localeCompare(b.name)),
+        described: await describeConfigs(c, TOPIC, 'c-topic'),
+        set: await alter(c, TOPIC, 'c-topic', [{ name: 'segment.bytes', configOperation: SET, value: '1048576' }, { name: 'retention.ms', configOperation: DELETE, value: null }]),
+        append: await alter(c, TOPIC, 'c-topic', [{ name: 'cleanup.policy', configOperation: APPEND, value: 'delete' }]),
+        badValue: await alter(c, TOPIC, 'c-topic', [{ name: 'retention.ms', configOperation: SET, value: 'soon' }]),
+        unknownName: await alter(c, TOPIC, 'c-topic', [{ name: 'no.such.config', configOperation: SET, value: '1' }]),
+        unknownTopic: await alter(c, TOPIC, 'c-none', [{ name: 'retention.ms', configOperation: SET, value: '1' }]),
+        after: await describeConfigs(c, TOPIC, 'c-topic', ['segment.bytes', 'retention.ms', 'cleanup.policy']),
+        describeUnknownTopic: await describeConfigs(c, TOPIC, 'c-none'),
+      };
+    });
+    expectSame(outcome);
+  });
+
+  it('a broker: the configs clients read, dynamic topic defaults, read-only refusals', async () => {
+    const outcome = await onBoth(pair(), async (connect) => {
+      const c = await connect();
+      const node = String((await c.request(MetadataApi, 12, { topics: [], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false })).brokers[0]!.nodeId);
+      const keys = ['default.replication.factor', 'num.partitions', 'log.retention.ms', 'log.retention.hours', 'message.max.bytes', 'auto.create.topics.enable', 'offsets.topic.num.partitions', 'log.cleanup.policy', 'compression.type'];
+      return {
+        read: await describeConfigs(c, BROKER, node, keys),
+        setDynamic: await alter(c, BROKER, node, [{ name: 'log.retention.ms', configOperation: SET, value: '7200000' }]),
+        setClusterDefault: await alter(c, BROKER, '', [{ name: 'log.cleanup.policy', configOperation: SET, value: 'compact' }]),
+        readOnly: await alter(c, BROKER, node, [{ name: 'num.partitions', configOperation: SET, value: '3' }]),
+        // Kafka's brokers apply a config change when they replay the metadata log: read until it shows.
+        afterDynamic: await until(() => describeConfigs(c, BROKER, node, ['log.retention.ms', 'log.cleanup.policy']), (r) => r[0]!.configs.some((x) => x.name === 'log.cleanup.policy' && x.value === 'compact')),
+        clusterDefaults: await describeConfigs(c, BROKER, ''),
+        topicSeesDefaults: await c.request(CreateTopicsApi, 7, { topics: [{ name: 'c-defaults', numPartitions: 1, replicationFactor: 1 }], timeoutMs: 10_000 })
+          .then(() => describeConfigs(c, TOPIC, 'c-defaults', ['retention.ms', 'cleanup.policy'])),
+      };
+    });
+    expectSame(outcome);
+  });
+});
