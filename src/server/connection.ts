@@ -308,7 +308,14 @@ export class Connection {
     const refusal = this.session.refusal(apiKey);
     if (refusal) return this.close(refusal);
     if (apiVersion < handler.minVersion || apiVersion > handler.maxVersion) {
-      if (apiKey === API_VERSIONS_KEY) return this.respondInOrder(this.registry.unsupportedApiVersionsResponse(correlationId), handler.codec.name, receivedAt);
+      if (apiKey === API_VERSIONS_KEY) {
+        // Kafka reads the header of a version it does not know as that of its newest versions
+        // (flexible past v2), and closes the connection when that header does not parse.
+        const headerReader = new Reader(frame);
+        readRequestHeader(headerReader, requestHeaderVersion(apiKey, Math.max(apiVersion, 0)));
+        if (headerReader.error) return this.closeAfterResponses(`malformed ApiVersions v${apiVersion} request header: ${headerReader.error}`);
+        return this.respondInOrder(this.registry.unsupportedApiVersionsResponse(correlationId), handler.codec.name, receivedAt);
+      }
       return this.closeAfterResponses(`unsupported version ${apiVersion} of API ${handler.codec.name} (serves ${handler.minVersion}-${handler.maxVersion})`);
     }
     const reader = new Reader(frame);
