@@ -235,7 +235,11 @@ export function predict(body: Buffer): { expect: Expect; correlationId: number; 
   const handler = registry.get(apiKey);
   if (!handler) return { expect: 'close', correlationId, answerVersion: 0 };
   if (version < handler.minVersion || version > handler.maxVersion) {
-    return apiKey === 18 ? { expect: 'answer', correlationId, answerVersion: -1 } : { expect: 'close', correlationId, answerVersion: 0 };
+    if (apiKey !== 18) return { expect: 'close', correlationId, answerVersion: 0 };
+    // ApiVersions at an unknown version is answered once its header parses as the newest versions' header.
+    const h = new Reader(body);
+    readRequestHeader(h, requestHeaderVersion(apiKey, Math.max(version, 0)));
+    return h.error ? { expect: 'close', correlationId, answerVersion: 0 } : { expect: 'answer', correlationId, answerVersion: -1 };
   }
   const r = new Reader(body);
   readRequestHeader(r, requestHeaderVersion(apiKey, version));
