@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { runFetch } from './fetch.js';
 import { runIdle } from './idle.js';
+import { runKafka } from './kafka.js';
 import { runLatency } from './latency.js';
 import { runPeers } from './peers.js';
 import { runProduce } from './produce.js';
@@ -20,6 +21,7 @@ const SECTIONS: Record<string, (ctx: Ctx) => Promise<Row[]>> = {
   idle: runIdle,
   scale: runScale,
   peers: runPeers,
+  kafka: runKafka,
 };
 
 const { values: args } = parseArgs({

@@ -29,10 +29,17 @@ export function kafkaClasspath(): string {
 
 export interface ApacheKafka {
   bootstrap: string;
+  /** The broker's JVM, for measuring it from /proc. */
+  pid: number;
   /** What the broker printed, for a failing test's message. */
   output(): string;
   stop(): Promise<void>;
 }
+
+const TEST_JVM = ['-Xms256m', '-Xmx768m', '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
+
+/** What kafka-server-start.sh runs the broker with (KAFKA_HEAP_OPTS and KAFKA_JVM_PERFORMANCE_OPTS). */
+export const KAFKA_START_JVM = ['-Xms1g', '-Xmx1g', '-server', '-XX:+UseG1GC', '-XX:MaxGCPauseMillis=20', '-XX:InitiatingHeapOccupancyPercent=35', '-XX:+ExplicitGCInvokesConcurrent', '-Djava.awt.headless=true'];
 
 /** Children still running when the test process exits are killed with it. */
 const running = new Set<ChildProcess>();
@@ -45,7 +52,7 @@ process.on('exit', () => {
  * it answers Metadata naming itself. `config` adds or overrides
  * server.properties entries (Kafka's own names).
  */
-export async function startApacheKafka(config: Record<string, string | number | boolean> = {}): Promise<ApacheKafka> {
+export async function startApacheKafka(config: Record<string, string | number | boolean> = {}, opts: { jvm?: string[] } = {}): Promise<ApacheKafka> {
   const classpath = kafkaClasspath();
   const [port, controllerPort] = [await freePort(), await freePort()];
   const dir = mkdtempSync(join(tmpdir(), 'pgkafka-apache-kafka-'));
@@ -69,8 +76,9 @@ export async function startApacheKafka(config: Record<string, string | number | 
   const file = join(dir, 'server.properties');
   writeFileSync(file, Object.entries(properties).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
 
-  // A small heap and the client compiler: the machines have two cores, and the broker lives for one test file.
-  const jvm = ['-Xms256m', '-Xmx768m', '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-cp', classpath];
+  // By default a small heap and the client compiler: the machines have two cores, and a test's broker
+  // lives for one test file. The benchmark passes Kafka's own production settings instead.
+  const jvm = [...(opts.jvm ?? TEST_JVM), '-cp', classpath];
   // Eligible leader replicas off: with it on, formatting writes a cluster-wide min.insync.replicas,
   // a replication setting that has no counterpart on a single-copy log.
   const format = spawnSync('java', [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId(), '-c', file, '--feature', 'eligible.leader.replicas.version=0'], { encoding: 'utf8', timeout: 120_000 });
@@ -97,7 +105,7 @@ export async function startApacheKafka(config: Record<string, string | number | 
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) break;
-    if (await answersMetadata(bootstrap)) return { bootstrap, output: () => output, stop };
+    if (await answersMetadata(bootstrap)) return { bootstrap, pid: child.pid!, output: () => output, stop };
     await new Promise((r) => setTimeout(r, 250));
   }
   await stop();
