@@ -131,6 +131,12 @@ export class GroupCoordinator implements SlotOwner {
     await Promise.all(leaving.map((g) => this.persistChains.get(g.groupId)?.catch(() => {})));
   }
 
+  /** Whether a group of the slot is preparing or completing a rebalance: its slot is then not handed to another broker. */
+  rebalancing(slot: number): boolean {
+    for (const g of this.groups.values()) if (slotOf(g.groupId) === slot && (g.state === 'PreparingRebalance' || g.state === 'CompletingRebalance')) return true;
+    return false;
+  }
+
   private newGroup(groupId: string): ClassicGroup {
     const group = new ClassicGroup(groupId, this.clock, this.settings, (g) => this.persist(g), this.log);
     this.groups.set(groupId, group);
