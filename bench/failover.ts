@@ -174,6 +174,12 @@ async function run(client: 'kafkajs' | 'librdkafka', restartAfterMs: number, obs
       slotMoves: moves, generations: [...generations],
     };
     console.log(JSON.stringify(result));
+    // Why the group rebalanced, as the brokers logged it (FAILOVER_LOG=1).
+    if (process.env.FAILOVER_LOG) {
+      for (const [i, b] of brokers.entries()) {
+        for (const line of b.output().split('\n')) if (line.includes('preparing to rebalance') || line.includes('coordinator slots')) console.log(`  broker ${i + 1}: ${line}`);
+      }
+    }
     return result;
   } finally {
     producing = false;

@@ -10,7 +10,7 @@
 // A live holder keeps its slots: no broker takes a slot whose lease is live.
 // The slots the hashing gives to another live broker (one that joined or came
 // back) are handed to it by their holder, and only at a quiet moment — no
-// group of the slot preparing or completing a rebalance — as Kafka moves a
+// group of the slot in a rebalance (SlotOwner.rebalancing) — as Kafka moves a
 // coordinator back with a preferred-leader election rather than in the
 // middle of a failover. Moving a quiet group costs its members one
 // NOT_COORDINATOR and a FindCoordinator: the next holder restores it whole.

@@ -158,7 +158,10 @@ describe('a killed broker', () => {
   it('is named by neither Metadata nor FindCoordinator once its registration and lease have lapsed', { timeout: 60_000 }, async () => {
     const child = await spawnNode(3, await freePort());
     const group = groupFor('failover-naming', 3, [1, 3]);
-    await until('the broker coordinates the group', async () => (await coordinatorOf(survivor.bootstrap, group)).nodeId === 3 && survivor.context.liveBrokers().some((b) => b.nodeId === 3));
+    await until('the broker coordinates the group', async () => {
+      const held = await holderOf(group);
+      return held.node_id === 3 && held.live && (await coordinatorOf(survivor.bootstrap, group)).nodeId === 3 && survivor.context.liveBrokers().some((b) => b.nodeId === 3);
+    });
     await kill(child);
     // When its registration and the group's lease lapse, by the database's clock (nothing renews them now).
     const [lapse] = await survivor.query<{ registration_ms: number; lease_ms: number }>(
@@ -229,13 +232,14 @@ describe('node ids', () => {
     const port = await freePort();
     const group = groupFor('failover-restart', 4, [1, 4]);
     const first = await spawnNode(4, port);
-    await until('the broker coordinates the group', async () => (await coordinatorOf(survivor.bootstrap, group)).nodeId === 4);
+    await until('the broker coordinates the group', async () => (await holderOf(group)).node_id === 4 && (await coordinatorOf(survivor.bootstrap, group)).nodeId === 4);
     await kill(first);
     const restarted = await spawnNode(4, port);
     try {
       await until('the restarted broker coordinates the group', async () => {
+        const held = await holderOf(group);
         const c = await coordinatorOf(`127.0.0.1:${port}`, group);
-        return c.nodeId === 4 && c.port === port;
+        return held.node_id === 4 && held.live && c.nodeId === 4 && c.port === port;
       });
     } finally {
       await kill(restarted);
