@@ -22,7 +22,7 @@ import { parseListeners, type ListenerSpec } from './security/listeners.js';
 import { tlsServerOptions } from './security/tls.js';
 import { KafkaServer } from './server/server.js';
 import { AclStore } from './storage/pg/acl-store.js';
-import { ClusterStore, type BrokerRow } from './storage/pg/cluster-store.js';
+import { brokerApplicationName, ClusterStore, type BrokerRow } from './storage/pg/cluster-store.js';
 import { CompactionStore } from './storage/pg/compaction-store.js';
 import { CoordinatorStore } from './storage/pg/coordinator-store.js';
 import { GroupStore } from './storage/pg/group-store.js';
@@ -67,10 +67,11 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const database = await openDatabase(config, log);
   const connection = { connectionString: database.connectionString, schema: config.schema };
   await migrate(database.connectionString, config.schema, log);
-  const pool = createPool({ ...connection, max: config.poolSize });
+  const instanceId = randomUUID();
+  // Named by instance: a broker restarted after a crash sees at once that the instance it replaces has no session left.
+  const pool = createPool({ ...connection, max: config.poolSize, applicationName: brokerApplicationName(instanceId) });
   pool.on('error', (err) => log.warn({ err: err.message, code: 'PGKAFKA_POOL_CLIENT_ERROR' }, 'idle PostgreSQL connection failed'));
 
-  const instanceId = randomUUID();
   const channels = { append: `${config.schema}_append`, topics: `${config.schema}_topics`, acls: `${config.schema}_acls`, coordinators: `${config.schema}_coordinators` };
   const clusterStore = new ClusterStore(pool);
   const clusterId = await clusterStore.ensureClusterId(newClusterId());

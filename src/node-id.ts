@@ -3,10 +3,11 @@
 // (DuplicateBrokerRegistrationException). Two brokers sharing a database
 // under one node id would each take the other's coordinator slots and no
 // group would settle. A broker restarted after a crash may find its previous
-// registration not yet lapsed: that one no longer heartbeats, so the new
-// broker waits out the rest of its lease (at most the registry's liveness)
-// and starts; one whose heartbeat moves meanwhile is alive, and start-up is
-// refused naming it.
+// registration not yet lapsed: the killed process's sessions are gone (the
+// kernel closed its sockets), so the new broker starts at once. A
+// registration whose instance is still connected is watched: if its
+// heartbeat moves, that broker is alive and start-up is refused naming it;
+// if not (a hung process), the new broker starts once it lapses.
 import type { Logger } from './observability/logger.js';
 import type { ClusterStore, Registration } from './storage/pg/cluster-store.js';
 
@@ -28,6 +29,10 @@ export async function awaitNodeId(store: ClusterStore, nodeId: number, instanceI
   for (;;) {
     const reg = await store.registration(nodeId, livenessMs);
     if (!reg || !reg.live || reg.instanceId === instanceId) return;
+    if (!reg.connected) {
+      log.info({ nodeId, instance: reg.instanceId }, 'node id registered by an earlier broker that is gone (no session left): taking it over');
+      return;
+    }
     if (!first) {
       first = reg;
       log.info(
