@@ -5,7 +5,7 @@ import type { BrokerContext } from './broker-context.js';
 import type { Config } from './config/schema.js';
 import { systemClock } from './coordinator/clock.js';
 import { GroupCoordinator } from './coordinator/group-coordinator.js';
-import { Coordination } from './coordinator/coordination.js';
+import { Coordination, type LiveBroker } from './coordinator/coordination.js';
 import { TransactionCoordinator } from './coordinator/transaction-coordinator.js';
 import { HandlerRegistry } from './handlers/registry.js';
 import { BrokerConfigs } from './log/broker-configs.js';
@@ -16,6 +16,7 @@ import { TailCache } from './log/tail-cache.js';
 import { TopicManager } from './log/topic-manager.js';
 import type { Logger } from './observability/logger.js';
 import { createBrokerMetrics, startMetricsServer } from './observability/metrics.js';
+import { awaitNodeId, DuplicateNodeIdError } from './node-id.js';
 import { parseSuperUsers } from './security/acl.js';
 import { Authorizer } from './security/authorizer.js';
 import { parseListeners, type ListenerSpec } from './security/listeners.js';
@@ -23,7 +24,7 @@ import { tlsServerOptions } from './security/tls.js';
 import { KafkaServer } from './server/server.js';
 import { AclStore } from './storage/pg/acl-store.js';
 import { BrokerConfigStore } from './storage/pg/broker-config-store.js';
-import { ClusterStore, type BrokerRow } from './storage/pg/cluster-store.js';
+import { brokerApplicationName, ClusterStore, type BrokerRow } from './storage/pg/cluster-store.js';
 import { CompactionStore } from './storage/pg/compaction-store.js';
 import { CoordinatorStore } from './storage/pg/coordinator-store.js';
 import { GroupStore } from './storage/pg/group-store.js';
@@ -68,13 +69,16 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const database = await openDatabase(config, log);
   const connection = { connectionString: database.connectionString, schema: config.schema };
   await migrate(database.connectionString, config.schema, log);
-  const pool = createPool({ ...connection, max: config.poolSize });
+  const instanceId = randomUUID();
+  // Named by instance: a broker restarted after a crash sees at once that the instance it replaces has no session left.
+  const pool = createPool({ ...connection, max: config.poolSize, applicationName: brokerApplicationName(instanceId) });
   pool.on('error', (err) => log.warn({ err: err.message, code: 'PGKAFKA_POOL_CLIENT_ERROR' }, 'idle PostgreSQL connection failed'));
 
-  const instanceId = randomUUID();
   const channels = { append: `${config.schema}_append`, topics: `${config.schema}_topics`, acls: `${config.schema}_acls`, coordinators: `${config.schema}_coordinators`, brokerConfigs: `${config.schema}_broker_configs` };
   const clusterStore = new ClusterStore(pool);
   const clusterId = await clusterStore.ensureClusterId(newClusterId());
+  // Before anything is claimed under the node id: refused while another live broker holds it.
+  await awaitNodeId(clusterStore, config.nodeId, instanceId, BROKER_LIVENESS_MS, log);
   const brokerConfigs = new BrokerConfigs(config, new BrokerConfigStore(pool, channels.brokerConfigs), log);
   await brokerConfigs.load();
   const topics = new TopicManager(new TopicStore(pool, channels.topics), config, brokerConfigs);
@@ -109,7 +113,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     offsetMetadataMaxBytes: config.offsetMetadataMaxBytes,
   }, log, instanceId);
   const coordinatorStore = new CoordinatorStore(pool, channels.coordinators);
-  const coordination = new Coordination(coordinatorStore, config.nodeId, instanceId, COORDINATOR_LEASE_MS, log);
+  const coordination = new Coordination(coordinatorStore, config.nodeId, instanceId, COORDINATOR_LEASE_MS, BROKER_LIVENESS_MS, log);
   coordination.addOwner(groups);
   const transactions = new TransactionCoordinator(new TransactionStore(pool), logs, topics, log, systemClock, undefined, config.transactionalIdExpirationMs);
   await transactions.load();
@@ -143,28 +147,37 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const users = new UserStore(pool);
   const listeners: ListenerSpec[] = config.listeners ? parseListeners(config.listeners) : [{ name: 'PLAINTEXT', host: config.host, port: config.port }];
   const advertisedListeners = new Map(parseListeners(config.advertisedListeners ?? '').map((l) => [l.name as string, l]));
-  let live: BrokerRow[] = [];
+  /** The live brokers as last read, each with the monotonic time its registration lapses at (never later than in the database). */
+  let live: (BrokerRow & LiveBroker)[] = [];
+  const isLive = (b: LiveBroker) => b.nodeId === config.nodeId || performance.now() < b.until;
+  /** Re-reads the registry when another broker's registration lapses, so Metadata and the coordinator slots follow at once. */
+  let lapseTimer: NodeJS.Timeout | null = null;
+  let closing = false;
   /**
-   * Takes the brokers as read. A live broker that is gone may have committed
+   * Reads the brokers. A live broker that is gone may have committed
    * appends it never announced (it died in between), so this broker re-reads
    * the partitions it has loaded. Appends are announced while any other
    * broker is registered, live or not: one that missed heartbeats (say,
    * through a PostgreSQL outage) still listens.
    */
-  const updateLive = (brokers: { live: BrokerRow[]; registered: number[] }) => {
-    const gone = live.some((b) => b.nodeId !== config.nodeId && !brokers.live.some((n) => n.nodeId === b.nodeId));
-    live = brokers.live;
+  const readLive = async () => {
+    const asked = performance.now();
+    const brokers = await clusterStore.liveBrokers(BROKER_LIVENESS_MS);
+    const next = brokers.live.map((b) => ({ ...b, until: asked + (b.expiresInMs ?? 0) }));
+    const gone = live.some((b) => b.nodeId !== config.nodeId && !next.some((n) => n.nodeId === b.nodeId && isLive(n)));
+    live = next;
     logs.setOthersListening(brokers.registered.some((nodeId) => nodeId !== config.nodeId));
     if (gone) logs.resync().catch((err: Error) => log.warn({ err: err.message }, 'resync failed'));
+    if (lapseTimer) clearTimeout(lapseTimer);
+    const others = live.filter((b) => b.nodeId !== config.nodeId).map((b) => b.until);
+    lapseTimer = others.length > 0 && !closing ? setTimeout(rebalanceCoordinators, Math.max(0, Math.min(...others) - performance.now()) + 20) : null;
+    lapseTimer?.unref();
+    return live.map((b) => ({ nodeId: b.nodeId, until: b.until }));
   };
-  /** Another broker joined or handed slots over: re-read the live brokers and take or give slots now rather than at the next heartbeat. */
+  /** Another broker joined, handed slots over or lapsed: re-read the live brokers and take or give slots now rather than at the next heartbeat. */
   const rebalanceCoordinators = () => {
-    clusterStore
-      .liveBrokers(BROKER_LIVENESS_MS)
-      .then((brokers) => {
-        updateLive(brokers);
-        return coordination.rebalance(live.map((b) => b.nodeId));
-      })
+    readLive()
+      .then((brokers) => coordination.rebalance(brokers))
       .catch((err: Error) => log.warn({ err: err.message }, 'coordinator rebalance failed'));
   };
   /** A broker's endpoint on a listener: its registered one, or (registered before listeners existed) its only one. */
@@ -179,7 +192,8 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     clusterId,
     self: { nodeId: config.nodeId, host: config.advertisedHost, port: 0, rack: null },
     liveBrokers: (listener) => {
-      const others = live.filter((b) => b.nodeId !== config.nodeId);
+      // A broker whose registration lapsed is not named, even before the registry is read again.
+      const others = live.filter((b) => b.nodeId !== config.nodeId && isLive(b)).map(({ until: _until, expiresInMs: _expires, ...b }) => b);
       const all = [context.self, ...others].sort((a, b) => a.nodeId - b.nodeId);
       return listener === undefined ? all : all.flatMap((b) => onListener(b, listener) ?? []);
     },
@@ -201,8 +215,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     ? tlsServerOptions({ certFile: config.sslCertFile, keyFile: config.sslKeyFile, caFile: config.sslCaFile, clientAuth: config.sslClientAuth })
     : undefined;
   // Take this broker's coordinator slots before clients arrive (others hand theirs over once it has registered).
-  updateLive(await clusterStore.liveBrokers(BROKER_LIVENESS_MS));
-  await coordination.rebalance(live.map((b) => b.nodeId));
+  await coordination.rebalance(await readLive());
 
   const server = new KafkaServer({
     listeners,
@@ -231,17 +244,36 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   }));
   // The first listener is also the broker's registered host and port (what brokers predating listeners read).
   Object.assign(context.self, context.self.listeners[listeners[0]!.name]!);
-  await clusterStore.registerBroker(context.self, instanceId);
-  updateLive(await clusterStore.liveBrokers(BROKER_LIVENESS_MS));
+  if (!(await clusterStore.registerBroker(context.self, instanceId, BROKER_LIVENESS_MS))) {
+    // Another broker took the node id while this one started.
+    const holder = await clusterStore.registration(config.nodeId, BROKER_LIVENESS_MS);
+    closing = true;
+    if (lapseTimer) clearTimeout(lapseTimer);
+    await coordination.stop();
+    await server.close(0);
+    await announcer.close();
+    await notifications.stop();
+    await pool.end();
+    await database.stop();
+    throw new DuplicateNodeIdError(config.nodeId, holder ?? { instanceId: 'unknown', host: '?', port: 0, startedAt: new Date() });
+  }
+  await readLive();
   await coordinatorStore.announce();
+  /** A heartbeat that finds the node id registered by another instance (this one lapsed, say through a long pause): registered again if that one lapsed too, else logged. */
+  const reRegister = async () => {
+    if (await clusterStore.registerBroker(context.self, instanceId, BROKER_LIVENESS_MS)) return;
+    const holder = await clusterStore.registration(config.nodeId, BROKER_LIVENESS_MS);
+    log.error(
+      { nodeId: config.nodeId, instance: holder?.instanceId, host: holder?.host, port: holder?.port, code: 'PGKAFKA_DUPLICATE_NODE_ID' },
+      'node id registered by another live broker: give every broker its own node id (PGKAFKA_NODE_ID)',
+    );
+  };
   const heartbeat = setInterval(() => {
     clusterStore
       .heartbeat(config.nodeId, instanceId)
-      .then(() => clusterStore.liveBrokers(BROKER_LIVENESS_MS))
-      .then((brokers) => {
-        updateLive(brokers);
-        return coordination.rebalance(live.map((b) => b.nodeId));
-      })
+      .then((registered) => (registered ? undefined : reRegister()))
+      .then(readLive)
+      .then((brokers) => coordination.rebalance(brokers))
       .catch((err: Error) => log.warn({ err: err.message, code: 'PGKAFKA_HEARTBEAT_FAILED' }, 'broker heartbeat failed'));
   }, BROKER_HEARTBEAT_MS);
   heartbeat.unref();
@@ -259,6 +291,8 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     (stopping ??= (async () => {
       context.shuttingDown = true;
       clearInterval(heartbeat);
+      closing = true;
+      if (lapseTimer) clearTimeout(lapseTimer);
       logs.wakeAll();
       await server.close(config.shutdownTimeoutMs);
       await coordination.stop();

@@ -6,12 +6,28 @@
 // leaves or dies loses its leases (released at shutdown, expired otherwise)
 // and the others take its slots over, restoring the groups from the
 // database — the same failover a Kafka coordinator goes through.
+//
+// A live holder keeps its slots: no broker takes a slot whose lease is live.
+// The slots the hashing gives to another live broker (one that joined or came
+// back) are handed to it by their holder, and only at a quiet moment — no
+// group of the slot in a rebalance (SlotOwner.rebalancing) — as Kafka moves a
+// coordinator back with a preferred-leader election rather than in the
+// middle of a failover. Moving a quiet group costs its members one
+// NOT_COORDINATOR and a FindCoordinator: the next holder restores it whole.
 import type { Logger } from '../observability/logger.js';
 import type { CoordinatorStore } from '../storage/pg/coordinator-store.js';
 
 export const COORDINATOR_SLOTS = 50;
 /** Ownership ends locally this long before the lease expires in the database, so two brokers never serve one slot. */
 const LEASE_SAFETY_MS = 1000;
+/** Another broker's lease is claimed this long after it should have lapsed (the database's clock decides). */
+const EXPIRY_MARGIN_MS = 20;
+
+/** A broker of the registry and the monotonic time (this process's clock) its registration lapses at. */
+export interface LiveBroker {
+  nodeId: number;
+  until: number;
+}
 
 /** Kafka's partitionFor: Utils.abs(String.hashCode) % slots, over UTF-16 code units. */
 export function slotOf(key: string): number {
@@ -45,6 +61,8 @@ export function desiredOwner(slot: number, nodeIds: readonly number[]): number {
 export interface SlotOwner {
   acquire(slots: ReadonlySet<number>): Promise<void>;
   release(slots: ReadonlySet<number>): Promise<void>;
+  /** Whether a group of the slot is in a rebalance now (its slot is then not handed over). */
+  rebalancing?(slot: number): boolean;
   /** Given once, when added: how the owner reports a write it made under a slot's lease that the database refused. */
   onLeaseLost?(report: (slot: number) => void): void;
 }
@@ -54,19 +72,23 @@ export class Coordination {
   private readonly owned = new Map<number, bigint>();
   /** Monotonic time until which the owned leases are certainly still ours. */
   private ownedUntil = 0;
-  /** Live lease holders as last read (slot → node id). */
-  private holders = new Map<number, number>();
-  private liveNodes: number[] = [];
+  /** Live lease holders as last read: slot → node id and the monotonic time its lease lapses at (never later than in the database). */
+  private holders = new Map<number, { nodeId: number; until: number }>();
+  private live: LiveBroker[] = [];
   private readonly owners: SlotOwner[] = [];
   private running: Promise<void> | null = null;
   private rerun = false;
   private stopped = false;
+  /** Runs a rebalance when another broker's lease lapses, so its slots are taken then rather than at the next heartbeat. */
+  private expiryTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly store: CoordinatorStore,
     readonly nodeId: number,
     private readonly instanceId: string,
     private readonly leaseMs: number,
+    /** How long a broker's registration lasts without a heartbeat (the registry's liveness). */
+    private readonly livenessMs: number,
     private readonly log: Logger,
     private readonly now: () => number = () => performance.now(),
   ) {}
@@ -86,7 +108,7 @@ export class Coordination {
   private leaseLost(slot: number): void {
     if (!this.owned.has(slot)) return;
     this.drop(new Set([slot]))
-      .then(() => this.rebalance(this.liveNodes))
+      .then(() => this.rebalance(this.live))
       .catch((err: Error) => this.log.warn({ err: err.message, slot, code: 'PGKAFKA_COORDINATOR_LEASE_FAILED' }, 'dropping a lost coordinator slot failed'));
   }
 
@@ -95,22 +117,31 @@ export class Coordination {
     return this.owned.has(slotOf(key)) && this.now() < this.ownedUntil;
   }
 
-  /** The node id FindCoordinator names for the key: the live lease holder, else the broker that should take the slot. */
+  /**
+   * The node id FindCoordinator names for the key: the holder of the slot's
+   * lease while both its lease and its registration are live, else the live
+   * broker that takes the slot next. A broker whose lease lapsed is never
+   * named, even before the lease is read again.
+   */
   coordinatorOf(key: string): number {
     const slot = slotOf(key);
     if (this.owns(key)) return this.nodeId;
+    const nodes = this.nodes();
     const holder = this.holders.get(slot);
-    if (holder !== undefined && holder !== this.nodeId && this.liveNodes.includes(holder)) return holder;
-    return desiredOwner(slot, this.nodes());
+    if (holder && holder.nodeId !== this.nodeId && this.now() < holder.until && nodes.includes(holder.nodeId)) return holder.nodeId;
+    return desiredOwner(slot, nodes);
   }
 
+  /** The brokers whose registration has not lapsed, and this one. */
   private nodes(): number[] {
-    return this.liveNodes.includes(this.nodeId) ? this.liveNodes : [...this.liveNodes, this.nodeId];
+    const now = this.now();
+    const nodes = this.live.filter((b) => now < b.until).map((b) => b.nodeId);
+    return nodes.includes(this.nodeId) ? nodes : [...nodes, this.nodeId];
   }
 
-  /** Renews this broker's leases and moves slots to match the live brokers; runs one at a time (a call during a run schedules one more). */
-  rebalance(liveNodes: readonly number[]): Promise<void> {
-    this.liveNodes = [...liveNodes];
+  /** Renews this broker's leases, takes the free slots that are its own and hands others back when quiet; runs one at a time (a call during a run schedules one more). */
+  rebalance(live: readonly LiveBroker[]): Promise<void> {
+    this.live = [...live];
     if (this.running) {
       this.rerun = true;
       return this.running;
@@ -132,17 +163,19 @@ export class Coordination {
   private async runOnce(): Promise<void> {
     if (this.stopped) return;
     const nodes = this.nodes();
-    const desired = new Set<number>();
-    for (let slot = 0; slot < COORDINATOR_SLOTS; slot++) if (desiredOwner(slot, nodes) === this.nodeId) desired.add(slot);
     try {
-      const leaving = new Set([...this.owned.keys()].filter((s) => !desired.has(s)));
-      if (leaving.size > 0) {
-        await this.drop(leaving);
-        await this.store.release(this.instanceId, [...leaving]);
-        this.log.info({ slots: leaving.size }, 'handed coordinator slots to other brokers');
+      // The hashing gives these to another live broker: handed over only while none of their groups is rebalancing.
+      const handBack = new Set([...this.owned.keys()].filter((s) => desiredOwner(s, nodes) !== this.nodeId && !this.owners.some((o) => o.rebalancing?.(s))));
+      if (handBack.size > 0) {
+        await this.drop(handBack);
+        await this.store.release(this.instanceId, [...handBack]);
+        this.log.info({ slots: handBack.size, owned: this.owned.size }, 'handed quiet coordinator slots to the brokers they belong to');
       }
+      // Renew what is held; take this broker's own slots where they are free (the database refuses live leases of others).
+      const wanted = new Set(this.owned.keys());
+      for (let slot = 0; slot < COORDINATOR_SLOTS; slot++) if (desiredOwner(slot, nodes) === this.nodeId) wanted.add(slot);
       const started = this.now();
-      const leases = await this.store.claim(this.nodeId, this.instanceId, [...desired], this.leaseMs);
+      const leases = await this.store.claim(this.nodeId, this.instanceId, [...wanted], this.leaseMs, this.livenessMs);
       const held = new Map(leases.map((l) => [l.slot, l.epoch]));
       // Owned slots not renewed, or held meanwhile by another broker (epoch moved): their state is stale.
       const stale = new Set([...this.owned.keys()].filter((s) => held.get(s) !== this.owned.get(s)));
@@ -154,10 +187,26 @@ export class Coordination {
         for (const slot of fresh) this.owned.set(slot, held.get(slot)!);
         this.log.info({ slots: fresh.size, owned: this.owned.size }, 'took over coordinator slots');
       }
-      this.holders = new Map((await this.store.holders()).filter((h) => h.live).map((h) => [h.slot, h.nodeId]));
+      // Measured from before the query: the local deadline is never later than the database's.
+      const asked = this.now();
+      this.holders = new Map((await this.store.holders()).map((h) => [h.slot, { nodeId: h.nodeId, until: asked + h.expiresInMs }]));
+      this.scheduleExpiry();
     } catch (err) {
       this.log.warn({ err: (err as Error).message, code: 'PGKAFKA_COORDINATOR_LEASE_FAILED' }, 'coordinator lease renewal failed; slots stop being served when the leases lapse');
     }
+  }
+
+  /** Wakes up just after the first of the other brokers' leases lapses (a dead broker's; live ones renew before). */
+  private scheduleExpiry(): void {
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.expiryTimer = null;
+    const others = [...this.holders.entries()].filter(([slot, h]) => h.nodeId !== this.nodeId || !this.owned.has(slot)).map(([, h]) => h.until);
+    if (others.length === 0 || this.stopped) return;
+    this.expiryTimer = setTimeout(() => {
+      this.expiryTimer = null;
+      this.rebalance(this.live).catch(() => {});
+    }, Math.max(0, Math.min(...others) - this.now()) + EXPIRY_MARGIN_MS);
+    this.expiryTimer.unref();
   }
 
   private async drop(slots: ReadonlySet<number>): Promise<void> {
@@ -168,6 +217,7 @@ export class Coordination {
   /** Graceful shutdown: hands every slot over at once. */
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
     await this.running?.catch(() => {});
     const slots = new Set(this.owned.keys());
     await this.drop(slots);

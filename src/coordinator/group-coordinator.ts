@@ -13,6 +13,9 @@ import { systemClock, type Clock, type Timer } from './clock.js';
 import { slotOf, type SlotOwner } from './coordination.js';
 import type { GroupState } from './group-types.js';
 
+/** How long a group is left where it is after a rebalance completes, before its slot may be handed to another broker. */
+const SETTLE_MS = 5000;
+
 export interface CoordinatorSettings extends GroupSettings {
   minSessionTimeoutMs: number;
   maxSessionTimeoutMs: number;
@@ -129,6 +132,21 @@ export class GroupCoordinator implements SlotOwner {
       this.groups.delete(g.groupId);
     }
     await Promise.all(leaving.map((g) => this.persistChains.get(g.groupId)?.catch(() => {})));
+  }
+
+  /**
+   * Whether a group of the slot is in a rebalance: preparing or completing
+   * one, or Stable for less than SETTLE_MS (its followers may still be
+   * fetching their assignments with SyncGroup; a group just restored here
+   * may still be finding its members). Its slot is then not handed over.
+   */
+  rebalancing(slot: number): boolean {
+    const settled = this.clock.now() - SETTLE_MS;
+    for (const g of this.groups.values()) {
+      if (slotOf(g.groupId) !== slot) continue;
+      if (g.state === 'PreparingRebalance' || g.state === 'CompletingRebalance' || (g.state === 'Stable' && g.stateSince > settled)) return true;
+    }
+    return false;
   }
 
   private newGroup(groupId: string): ClassicGroup {

@@ -8,8 +8,8 @@ export interface SlotLease {
 export interface SlotHolder {
   slot: number;
   nodeId: number;
-  /** Whether the holder's lease has not expired (by the database's clock). */
-  live: boolean;
+  /** How long the holder's lease has left, by the database's clock (0: expired or released). */
+  expiresInMs: number;
 }
 
 /** Leases of the coordinator slots (table coordinator_slots); changes are announced on the channel so other brokers rebalance at once. */
@@ -22,18 +22,24 @@ export class CoordinatorStore {
   /**
    * coordinator_slots_claim: takes or renews the leases of the wanted slots
    * that are free, expired, already this instance's, or held by an earlier
-   * incarnation of this node id (a restarted broker takes its slots back at
-   * once). Returns the slots now held, with their epochs.
+   * incarnation of this node id whose registration lapsed (a broker restarted
+   * after a crash takes its slots back without waiting out their leases).
+   * A slot held by another live broker is never taken. Returns the slots now
+   * held, with their epochs.
    */
-  async claim(nodeId: number, instanceId: string, slots: readonly number[], leaseMs: number): Promise<SlotLease[]> {
+  async claim(nodeId: number, instanceId: string, slots: readonly number[], leaseMs: number, livenessMs: number): Promise<SlotLease[]> {
     if (slots.length === 0) return [];
     const { rows } = await this.pool.query<{ slot: number; epoch: string }>(
-      `UPDATE coordinator_slots
-       SET epoch = CASE WHEN instance_id = $2 THEN epoch ELSE epoch + 1 END,
+      `UPDATE coordinator_slots s
+       SET epoch = CASE WHEN s.instance_id = $2 THEN s.epoch ELSE s.epoch + 1 END,
            node_id = $1, instance_id = $2, expires_at = now() + make_interval(secs => $4::float8 / 1000)
-       WHERE slot = ANY($3::int[]) AND (instance_id = $2 OR node_id = $1 OR expires_at < now())
-       RETURNING slot, epoch`,
-      [nodeId, instanceId, slots, leaseMs],
+       WHERE s.slot = ANY($3::int[])
+         AND (s.instance_id = $2 OR s.expires_at < now()
+              OR (s.node_id = $1 AND NOT EXISTS (
+                    SELECT 1 FROM brokers b
+                    WHERE b.instance_id::text = s.instance_id AND b.last_seen > now() - make_interval(secs => $5::float8 / 1000))))
+       RETURNING s.slot, s.epoch`,
+      [nodeId, instanceId, slots, leaseMs, livenessMs],
     );
     return rows.map((r) => ({ slot: r.slot, epoch: BigInt(r.epoch) }));
   }
@@ -57,9 +63,10 @@ export class CoordinatorStore {
 
   /** coordinator_slots_select */
   async holders(): Promise<SlotHolder[]> {
-    const { rows } = await this.pool.query<{ slot: number; node_id: number; live: boolean }>(
-      'SELECT slot, node_id, expires_at > now() AS live FROM coordinator_slots ORDER BY slot',
+    const { rows } = await this.pool.query<{ slot: number; node_id: number; expires_in_ms: number }>(
+      `SELECT slot, node_id, GREATEST(0, extract(epoch FROM expires_at - now()) * 1000)::float8 AS expires_in_ms
+       FROM coordinator_slots WHERE expires_at > now() ORDER BY slot`,
     );
-    return rows.map((r) => ({ slot: r.slot, nodeId: r.node_id, live: r.live }));
+    return rows.map((r) => ({ slot: r.slot, nodeId: r.node_id, expiresInMs: r.expires_in_ms }));
   }
 }
