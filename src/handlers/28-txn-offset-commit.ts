@@ -9,6 +9,7 @@
 // partition answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED; READ on the group,
 // else GROUP_AUTHORIZATION_FAILED; READ on each topic, else its partitions
 // answer TOPIC_AUTHORIZATION_FAILED and are not staged.
+import { metadataTooLarge } from '../coordinator/group-coordinator.js';
 import { isValidGroupId } from '../coordinator/group-types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { TxnOffsetCommitApi } from '../protocol/messages/index.js';
@@ -43,9 +44,7 @@ export default defineHandler({
       const topic = await topics.get(t.name);
       for (const p of t.partitions) {
         if (!topic || p.partitionIndex < 0 || p.partitionIndex >= topic.partitionCount) errors.push(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-        else if (p.committedMetadata !== null && Buffer.byteLength(p.committedMetadata) > groups.settings.offsetMetadataMaxBytes) errors.push(ErrorCode.OFFSET_METADATA_TOO_LARGE);
-        // PostgreSQL text cannot hold a NUL character.
-        else if (p.committedMetadata !== null && p.committedMetadata.includes('\0')) errors.push(ErrorCode.INVALID_COMMIT_OFFSET_SIZE);
+        else if (metadataTooLarge(p.committedMetadata, groups.settings.offsetMetadataMaxBytes)) errors.push(ErrorCode.OFFSET_METADATA_TOO_LARGE);
         else {
           errors.push(ErrorCode.NONE);
           accepted.push({ groupId: request.groupId, topic: t.name, partition: p.partitionIndex, committedOffset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata });
