@@ -21,6 +21,7 @@ import createTopics from './19-create-topics.js';
 import deleteTopics from './20-delete-topics.js';
 import deleteRecords from './21-delete-records.js';
 import initProducerId from './22-init-producer-id.js';
+import offsetForLeaderEpoch from './23-offset-for-leader-epoch.js';
 import addPartitionsToTxn from './24-add-partitions-to-txn.js';
 import addOffsetsToTxn from './25-add-offsets-to-txn.js';
 import endTxn from './26-end-txn.js';
@@ -34,8 +35,12 @@ import describeLogDirs from './35-describe-log-dirs.js';
 import saslAuthenticate from './36-sasl-authenticate.js';
 import createPartitions from './37-create-partitions.js';
 import deleteGroups from './42-delete-groups.js';
+import electLeaders from './43-elect-leaders.js';
 import incrementalAlterConfigs from './44-incremental-alter-configs.js';
+import alterPartitionReassignments from './45-alter-partition-reassignments.js';
+import listPartitionReassignments from './46-list-partition-reassignments.js';
 import offsetDelete from './47-offset-delete.js';
+import describeClientQuotas from './48-describe-client-quotas.js';
 import describeUserScramCredentials from './50-describe-user-scram-credentials.js';
 import alterUserScramCredentials from './51-alter-user-scram-credentials.js';
 import describeCluster from './60-describe-cluster.js';
@@ -46,9 +51,9 @@ import describeTopicPartitions from './75-describe-topic-partitions.js';
 
 export const handlers: Handler[] = [
   produce, fetch, listOffsets, metadata, offsetCommit, offsetFetch, findCoordinator, joinGroup, heartbeat, leaveGroup,
-  syncGroup, describeGroups, listGroups, apiVersions, createTopics, deleteTopics, deleteRecords, initProducerId, addPartitionsToTxn,
-  addOffsetsToTxn, endTxn, txnOffsetCommit, describeAcls, createAcls, deleteAcls, describeConfigs, alterConfigs, describeLogDirs, createPartitions, deleteGroups, incrementalAlterConfigs,
-  offsetDelete, describeCluster, describeProducers, describeTransactions, listTransactions, describeTopicPartitions,
+  syncGroup, describeGroups, listGroups, apiVersions, createTopics, deleteTopics, deleteRecords, initProducerId, offsetForLeaderEpoch, addPartitionsToTxn,
+  addOffsetsToTxn, endTxn, txnOffsetCommit, describeAcls, createAcls, deleteAcls, describeConfigs, alterConfigs, describeLogDirs, createPartitions, deleteGroups,
+  electLeaders, incrementalAlterConfigs, alterPartitionReassignments, listPartitionReassignments, offsetDelete, describeClientQuotas, describeCluster, describeProducers, describeTransactions, listTransactions, describeTopicPartitions,
   saslHandshake, saslAuthenticate, describeUserScramCredentials, alterUserScramCredentials,
 ];
 
