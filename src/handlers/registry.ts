@@ -34,6 +34,10 @@ import alterConfigs from './33-alter-configs.js';
 import describeLogDirs from './35-describe-log-dirs.js';
 import saslAuthenticate from './36-sasl-authenticate.js';
 import createPartitions from './37-create-partitions.js';
+import createDelegationToken from './38-create-delegation-token.js';
+import renewDelegationToken from './39-renew-delegation-token.js';
+import expireDelegationToken from './40-expire-delegation-token.js';
+import describeDelegationToken from './41-describe-delegation-token.js';
 import deleteGroups from './42-delete-groups.js';
 import electLeaders from './43-elect-leaders.js';
 import incrementalAlterConfigs from './44-incremental-alter-configs.js';
@@ -51,9 +55,11 @@ import describeTopicPartitions from './75-describe-topic-partitions.js';
 
 export const handlers: Handler[] = [
   produce, fetch, listOffsets, metadata, offsetCommit, offsetFetch, findCoordinator, joinGroup, heartbeat, leaveGroup,
-  syncGroup, describeGroups, listGroups, apiVersions, createTopics, deleteTopics, deleteRecords, initProducerId, offsetForLeaderEpoch, addPartitionsToTxn,
-  addOffsetsToTxn, endTxn, txnOffsetCommit, describeAcls, createAcls, deleteAcls, describeConfigs, alterConfigs, describeLogDirs, createPartitions, deleteGroups,
-  electLeaders, incrementalAlterConfigs, alterPartitionReassignments, listPartitionReassignments, offsetDelete, describeClientQuotas, describeCluster, describeProducers, describeTransactions, listTransactions, describeTopicPartitions,
+  syncGroup, describeGroups, listGroups, apiVersions, createTopics, deleteTopics, deleteRecords, initProducerId, offsetForLeaderEpoch,
+  addPartitionsToTxn, addOffsetsToTxn, endTxn, txnOffsetCommit, describeAcls, createAcls, deleteAcls, describeConfigs, alterConfigs,
+  describeLogDirs, createPartitions, createDelegationToken, renewDelegationToken, expireDelegationToken, describeDelegationToken,
+  deleteGroups, electLeaders, incrementalAlterConfigs, alterPartitionReassignments, listPartitionReassignments, offsetDelete,
+  describeClientQuotas, describeCluster, describeProducers, describeTransactions, listTransactions, describeTopicPartitions,
   saslHandshake, saslAuthenticate, describeUserScramCredentials, alterUserScramCredentials,
 ];
 
