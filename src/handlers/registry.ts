@@ -31,6 +31,7 @@ import createAcls from './30-create-acls.js';
 import deleteAcls from './31-delete-acls.js';
 import describeConfigs from './32-describe-configs.js';
 import alterConfigs from './33-alter-configs.js';
+import alterReplicaLogDirs from './34-alter-replica-log-dirs.js';
 import describeLogDirs from './35-describe-log-dirs.js';
 import saslAuthenticate from './36-sasl-authenticate.js';
 import createPartitions from './37-create-partitions.js';
@@ -57,7 +58,7 @@ export const handlers: Handler[] = [
   produce, fetch, listOffsets, metadata, offsetCommit, offsetFetch, findCoordinator, joinGroup, heartbeat, leaveGroup,
   syncGroup, describeGroups, listGroups, apiVersions, createTopics, deleteTopics, deleteRecords, initProducerId, offsetForLeaderEpoch,
   addPartitionsToTxn, addOffsetsToTxn, endTxn, txnOffsetCommit, describeAcls, createAcls, deleteAcls, describeConfigs, alterConfigs,
-  describeLogDirs, createPartitions, createDelegationToken, renewDelegationToken, expireDelegationToken, describeDelegationToken,
+  alterReplicaLogDirs, describeLogDirs, createPartitions, createDelegationToken, renewDelegationToken, expireDelegationToken, describeDelegationToken,
   deleteGroups, electLeaders, incrementalAlterConfigs, alterPartitionReassignments, listPartitionReassignments, offsetDelete,
   describeClientQuotas, describeCluster, describeProducers, describeTransactions, listTransactions, describeTopicPartitions,
   saslHandshake, saslAuthenticate, describeUserScramCredentials, alterUserScramCredentials,

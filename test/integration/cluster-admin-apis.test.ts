@@ -1,11 +1,11 @@
 // The admin APIs whose answer on a single-copy log is Kafka's own answer:
 // OffsetForLeaderEpoch, ElectLeaders, AlterPartitionReassignments,
-// ListPartitionReassignments and DescribeClientQuotas, at every version
+// ListPartitionReassignments, DescribeClientQuotas and AlterReplicaLogDirs, at every version
 // served, over the wire; with an authorizer, the refusals Kafka gives.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import {
-  AlterPartitionReassignmentsApi, ApiVersionsApi, CreateTopicsApi, DescribeClientQuotasApi, ElectLeadersApi, ListPartitionReassignmentsApi,
+  AlterPartitionReassignmentsApi, AlterReplicaLogDirsApi, ApiVersionsApi, CreateTopicsApi, DescribeClientQuotasApi, ElectLeadersApi, ListPartitionReassignmentsApi,
   MetadataApi, OffsetForLeaderEpochApi, ProduceApi,
 } from '../../src/protocol/messages/index.js';
 import { buildBatch } from '../../src/protocol/records/index.js';
@@ -42,7 +42,7 @@ describe('ApiVersions', () => {
   it('advertises the new APIs with the versions served', async () => {
     const res = await client.request(ApiVersionsApi, 3, { clientSoftwareName: 'test', clientSoftwareVersion: '1' });
     const byKey = new Map(res.apiKeys.map((k) => [k.apiKey, [k.minVersion, k.maxVersion]]));
-    expect([23, 43, 45, 46, 48].map((k) => byKey.get(k))).toEqual([[2, 4], [0, 2], [0, 1], [0, 0], [0, 1]]);
+    expect([23, 34, 43, 45, 46, 48].map((k) => byKey.get(k))).toEqual([[2, 4], [1, 2], [0, 2], [0, 1], [0, 0], [0, 1]]);
     expect(byKey.has(49)).toBe(false);
   });
 });
@@ -231,6 +231,34 @@ describe('DescribeClientQuotas', () => {
       expect((await describeQuotas([], allowed)).errorCode).toBe(0);
     } finally {
       allowed.close();
+    }
+  });
+});
+
+describe('AlterReplicaLogDirs', () => {
+  it('answers NONE for the one log dir, LOG_DIR_NOT_FOUND for another, REPLICA_NOT_AVAILABLE for a partition not hosted, at v1 and v2', async () => {
+    const logDir = `postgresql:${broker.schema}`;
+    for (const version of [1, 2]) {
+      const res = await client.request(AlterReplicaLogDirsApi, version, {
+        dirs: [
+          { path: logDir, topics: [{ name: 'two', partitions: [0, 5] }, { name: 'nowhere', partitions: [0] }] },
+          { path: '/var/lib/kafka/other', topics: [{ name: 'two', partitions: [1] }] },
+        ],
+      });
+      expect(res.results.map((t) => [t.topicName, t.partitions.map((p) => [p.partitionIndex, p.errorCode])])).toEqual([
+        ['two', [[0, 0], [5, ErrorCode.REPLICA_NOT_AVAILABLE], [1, ErrorCode.LOG_DIR_NOT_FOUND]]],
+        ['nowhere', [[0, ErrorCode.REPLICA_NOT_AVAILABLE]]],
+      ]);
+    }
+  });
+
+  it('needs ALTER on the cluster', async () => {
+    const c = await nobody();
+    try {
+      const res = await c.request(AlterReplicaLogDirsApi, 2, { dirs: [{ path: `postgresql:${broker.schema}`, topics: [{ name: 'two', partitions: [0] }] }] });
+      expect(res.results[0]!.partitions[0]!.errorCode).toBe(ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
+    } finally {
+      c.close();
     }
   });
 });
