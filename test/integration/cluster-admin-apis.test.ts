@@ -242,7 +242,7 @@ describe('AlterReplicaLogDirs', () => {
       const res = await client.request(AlterReplicaLogDirsApi, version, {
         dirs: [
           { path: logDir, topics: [{ name: 'two', partitions: [0, 5] }, { name: 'nowhere', partitions: [0] }] },
-          { path: '/var/lib/kafka/other', topics: [{ name: 'two', partitions: [1] }] },
+          { path: 'another-log-dir', topics: [{ name: 'two', partitions: [1] }] },
         ],
       });
       expect(res.results.map((t) => [t.topicName, t.partitions.map((p) => [p.partitionIndex, p.errorCode])])).toEqual([
