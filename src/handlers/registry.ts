@@ -52,6 +52,7 @@ import describeCluster from './60-describe-cluster.js';
 import describeProducers from './61-describe-producers.js';
 import describeTransactions from './65-describe-transactions.js';
 import listTransactions from './66-list-transactions.js';
+import listConfigResources from './74-list-config-resources.js';
 import describeTopicPartitions from './75-describe-topic-partitions.js';
 
 export const handlers: Handler[] = [
@@ -60,7 +61,7 @@ export const handlers: Handler[] = [
   addPartitionsToTxn, addOffsetsToTxn, endTxn, txnOffsetCommit, describeAcls, createAcls, deleteAcls, describeConfigs, alterConfigs,
   alterReplicaLogDirs, describeLogDirs, createPartitions, createDelegationToken, renewDelegationToken, expireDelegationToken, describeDelegationToken,
   deleteGroups, electLeaders, incrementalAlterConfigs, alterPartitionReassignments, listPartitionReassignments, offsetDelete,
-  describeClientQuotas, describeCluster, describeProducers, describeTransactions, listTransactions, describeTopicPartitions,
+  describeClientQuotas, describeCluster, describeProducers, describeTransactions, listTransactions, listConfigResources, describeTopicPartitions,
   saslHandshake, saslAuthenticate, describeUserScramCredentials, alterUserScramCredentials,
 ];
 

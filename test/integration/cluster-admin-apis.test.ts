@@ -1,11 +1,11 @@
 // The admin APIs whose answer on a single-copy log is Kafka's own answer:
 // OffsetForLeaderEpoch, ElectLeaders, AlterPartitionReassignments,
-// ListPartitionReassignments, DescribeClientQuotas and AlterReplicaLogDirs, at every version
+// ListPartitionReassignments, DescribeClientQuotas, AlterReplicaLogDirs and ListConfigResources, at every version
 // served, over the wire; with an authorizer, the refusals Kafka gives.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import {
-  AlterPartitionReassignmentsApi, AlterReplicaLogDirsApi, ApiVersionsApi, CreateTopicsApi, DescribeClientQuotasApi, ElectLeadersApi, ListPartitionReassignmentsApi,
+  AlterPartitionReassignmentsApi, AlterReplicaLogDirsApi, ApiVersionsApi, CreateTopicsApi, DescribeClientQuotasApi, ElectLeadersApi, ListConfigResourcesApi, ListPartitionReassignmentsApi,
   MetadataApi, OffsetForLeaderEpochApi, ProduceApi,
 } from '../../src/protocol/messages/index.js';
 import { buildBatch } from '../../src/protocol/records/index.js';
@@ -42,7 +42,7 @@ describe('ApiVersions', () => {
   it('advertises the new APIs with the versions served', async () => {
     const res = await client.request(ApiVersionsApi, 3, { clientSoftwareName: 'test', clientSoftwareVersion: '1' });
     const byKey = new Map(res.apiKeys.map((k) => [k.apiKey, [k.minVersion, k.maxVersion]]));
-    expect([23, 34, 43, 45, 46, 48].map((k) => byKey.get(k))).toEqual([[2, 4], [1, 2], [0, 2], [0, 1], [0, 0], [0, 1]]);
+    expect([23, 34, 43, 45, 46, 48, 74].map((k) => byKey.get(k))).toEqual([[2, 4], [1, 2], [0, 2], [0, 1], [0, 0], [0, 1], [0, 0]]);
     expect(byKey.has(49)).toBe(false);
   });
 });
@@ -257,6 +257,19 @@ describe('AlterReplicaLogDirs', () => {
     try {
       const res = await c.request(AlterReplicaLogDirsApi, 2, { dirs: [{ path: `postgresql:${broker.schema}`, topics: [{ name: 'two', partitions: [0] }] }] });
       expect(res.results[0]!.partitions[0]!.errorCode).toBe(ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
+    } finally {
+      c.close();
+    }
+  });
+});
+
+describe('ListConfigResources', () => {
+  it('lists no client metrics resource at v0, and needs DESCRIBE_CONFIGS on the cluster', async () => {
+    expect(await client.request(ListConfigResourcesApi, 0, { resourceTypes: [] })).toMatchObject({ errorCode: 0, configResources: [] });
+    await addUser(broker, 'quiet', 'quiet-secret');
+    const c = await connectAs(broker, 'quiet', 'quiet-secret');
+    try {
+      expect(await c.request(ListConfigResourcesApi, 0, { resourceTypes: [] })).toMatchObject({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, configResources: [] });
     } finally {
       c.close();
     }
