@@ -28,8 +28,8 @@ export class LogCleaner {
     private readonly logs: LogManager,
     private readonly retentionCheckIntervalMs: number,
     private readonly log: Logger,
-    private readonly compactor: Compactor | null = null,
-    private readonly cleanerBackoffMs = retentionCheckIntervalMs,
+    private readonly compactor: Compactor | null,
+    private readonly cleanerBackoffMs: number,
   ) {}
 
   start(): void {
