@@ -16,7 +16,7 @@ let broker: TestBroker;
 let kafka: Kafka;
 
 beforeAll(async () => {
-  broker = await startTestBroker({ logRetentionCheckIntervalMs: 3_600_000, groupMinSessionTimeoutMs: 1000, groupInitialRebalanceDelayMs: 0 });
+  broker = await startTestBroker({ logRetentionCheckIntervalMs: 3_600_000, logCleanerBackoffMs: 3_600_000, groupMinSessionTimeoutMs: 1000, groupInitialRebalanceDelayMs: 0 });
   kafka = new Kafka({ brokers: [broker.bootstrap], clientId: 'compat-compaction', logLevel: logLevel.NOTHING });
 });
 afterAll(async () => {

@@ -278,7 +278,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   }, BROKER_HEARTBEAT_MS);
   heartbeat.unref();
   const compactor = new Compactor(new CompactionStore(pool), logs, config.logCleanerChunkBatches, log);
-  const cleaner = new LogCleaner(topics, logs, config.logRetentionCheckIntervalMs, log, compactor);
+  const cleaner = new LogCleaner(topics, logs, config.logRetentionCheckIntervalMs, log, compactor, config.logCleanerBackoffMs);
   cleaner.start();
   transactions.start();
   const metrics = config.metricsEnabled

@@ -32,6 +32,14 @@ export interface CommitPartition {
   metadata: string | null;
 }
 
+/**
+ * Kafka compares the metadata's String.length() (UTF-16 code units, as a
+ * JavaScript string's length) with offset.metadata.max.bytes, not its bytes.
+ */
+export function metadataTooLarge(metadata: string | null, maxBytes: number): boolean {
+  return metadata !== null && metadata.length > maxBytes;
+}
+
 export interface FetchedOffset {
   topic: string;
   partition: number;
@@ -229,11 +237,8 @@ export class GroupCoordinator implements SlotOwner {
       const topic = await this.topics.get(p.topic);
       if (!topic || p.partition < 0 || p.partition >= topic.partitionCount) {
         errors.push(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-      } else if (p.metadata !== null && Buffer.byteLength(p.metadata) > this.settings.offsetMetadataMaxBytes) {
+      } else if (metadataTooLarge(p.metadata, this.settings.offsetMetadataMaxBytes)) {
         errors.push(ErrorCode.OFFSET_METADATA_TOO_LARGE);
-      } else if (p.metadata !== null && p.metadata.includes('\0')) {
-        // PostgreSQL text cannot hold a NUL character.
-        errors.push(ErrorCode.INVALID_COMMIT_OFFSET_SIZE);
       } else {
         errors.push(ErrorCode.NONE);
         accepted.set(`${p.topic}\u0000${p.partition}`, p);

@@ -258,6 +258,22 @@ export class TransactionCoordinator {
   }
 
   /**
+   * TxnOffsetCommit's transaction verification, as Kafka's group coordinator
+   * asks the transaction coordinator before it looks at the group (KIP-890):
+   * an empty id is INVALID_REQUEST; an unknown id or another producer id
+   * INVALID_PRODUCER_ID_MAPPING; another epoch PRODUCER_FENCED; a
+   * transaction completing CONCURRENT_TRANSACTIONS; a group not added to an
+   * ongoing transaction TRANSACTION_ABORTABLE.
+   */
+  verifyOffsetCommit(transactionalId: string, producerId: bigint, producerEpoch: number, groupId: string): number {
+    if (transactionalId === '') return ErrorCode.INVALID_REQUEST;
+    const meta = this.txns.get(transactionalId);
+    const error = this.check(meta, producerId, producerEpoch);
+    if (error !== ErrorCode.NONE) return error;
+    return meta!.state === 'Ongoing' && meta!.groups.has(groupId) ? ErrorCode.NONE : ErrorCode.TRANSACTION_ABORTABLE;
+  }
+
+  /**
    * TxnOffsetCommit: stages offsets under the transaction; they become the
    * group's committed offsets when it commits. The transaction must be
    * ongoing with the group added (AddOffsetsToTxn). Returns a request-wide

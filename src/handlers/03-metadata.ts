@@ -4,13 +4,16 @@
 // auto topic creation. v5: offline replicas. v7: leader epoch. v8: authorized
 // operations. v9: flexible. v10: topic ids (look-up by id). v12: null names
 // for unknown ids. v13: top-level error code.
+// Kafka's internal topic names are never auto-created (their state lives in
+// PostgreSQL tables, see TopicManager): they answer UNKNOWN_TOPIC_OR_PARTITION
+// with is_internal set, as Kafka answers an internal topic it has not created.
 // Every broker sharing the database can append to any partition (offsets are
 // assigned under PostgreSQL's row lock), so this broker names itself leader.
 import type { Input } from '../protocol/codec/types.js';
 import { ZERO_UUID } from '../protocol/codec/types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { MetadataApi, type MetadataResponse } from '../protocol/messages/index.js';
-import type { Topic } from '../log/topic-manager.js';
+import { isInternalTopic, type Topic } from '../log/topic-manager.js';
 import { topicNameError } from '../log/topic-name.js';
 import { AclOperation, NOT_REQUESTED, ResourceType, allowed, authorizedOperations, clusterAllowed, clusterAuthorizedOperations, mayCreateTopic, quietlyAllowed } from './authorization.js';
 import { defineHandler, type RequestContext } from './types.js';
@@ -36,7 +39,7 @@ async function describeTopic(ctx: RequestContext, topic: Topic, includeOperation
     errorCode: ErrorCode.NONE,
     name: topic.name,
     topicId: topic.topicId,
-    isInternal: false,
+    isInternal: isInternalTopic(topic.name),
     partitions,
     topicAuthorizedOperations: includeOperations ? authorizedOperations(ctx, ResourceType.TOPIC, topic.name) : NOT_REQUESTED,
   };
@@ -92,7 +95,7 @@ export default defineHandler({
           ? { errorCode: ErrorCode.NONE, topic: existing }
           : autoCreate ? await broker.topics.getOrCreate(name) : { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic: null };
         topics.push(
-          outcome.topic ? await describeTopic(ctx, outcome.topic, includeOperations) : { errorCode: outcome.errorCode, name, partitions: [] },
+          outcome.topic ? await describeTopic(ctx, outcome.topic, includeOperations) : { errorCode: outcome.errorCode, name, isInternal: isInternalTopic(name), partitions: [] },
         );
       }
     }

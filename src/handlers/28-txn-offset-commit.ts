@@ -1,22 +1,40 @@
 // TxnOffsetCommit (key 28), v0-5.
 // v1: same as v0. v2: committed leader epoch. v3: flexible; the consumer's
 // generation, member id and group instance id (KIP-447), checked against
-// the group; PRODUCER_FENCED (KIP-588). v4: same as v3 (KIP-890 part 1
-// errors). v5: same as v4.
+// the group. v4: TRANSACTION_ABORTABLE (KIP-890 part 1) where v0-3 get
+// INVALID_TXN_STATE. v5: same as v4 (under transactions v2 it would also add
+// the group to the transaction; pgkafka's transactions are v1, so v5 too
+// needs AddOffsetsToTxn first).
+// Kafka's order of checks: topics (KafkaApis), the group id, the
+// transaction (verified with the transaction coordinator: unknown
+// transactional or producer id INVALID_PRODUCER_ID_MAPPING, another epoch
+// INVALID_PRODUCER_EPOCH at every version), the group's member and
+// generation, then each partition's metadata size.
 // The offsets are staged under the transaction and become the group's
 // committed offsets only when it commits.
 // Authorization, as Kafka: WRITE on the transactional id, else every
 // partition answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED; READ on the group,
 // else GROUP_AUTHORIZATION_FAILED; READ on each topic, else its partitions
 // answer TOPIC_AUTHORIZATION_FAILED and are not staged.
+import { metadataTooLarge } from '../coordinator/group-coordinator.js';
 import { isValidGroupId } from '../coordinator/group-types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { TxnOffsetCommitApi } from '../protocol/messages/index.js';
 import type { PendingTxnOffset } from '../storage/pg/transaction-store.js';
 import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { authorizedNames } from './authorized-names.js';
-import { fencedForVersion } from './txn-errors.js';
 import { defineHandler } from './types.js';
+
+/**
+ * Kafka's answers when the transaction verification fails (its
+ * AddPartitionsToTxnManager): a fenced epoch is INVALID_PRODUCER_EPOCH for
+ * every version, and TRANSACTION_ABORTABLE is INVALID_TXN_STATE below v4.
+ */
+function verificationError(errorCode: number, apiVersion: number): number {
+  if (errorCode === ErrorCode.PRODUCER_FENCED) return ErrorCode.INVALID_PRODUCER_EPOCH;
+  if (errorCode === ErrorCode.TRANSACTION_ABORTABLE || errorCode === ErrorCode.INVALID_TXN_STATE) return apiVersion >= 4 ? ErrorCode.TRANSACTION_ABORTABLE : ErrorCode.INVALID_TXN_STATE;
+  return errorCode;
+}
 
 export default defineHandler({
   codec: TxnOffsetCommitApi,
@@ -31,43 +49,50 @@ export default defineHandler({
     if (!allowed(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactionalId)) return everyPartition(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
     if (!allowed(ctx, AclOperation.READ, ResourceType.GROUP, request.groupId)) return everyPartition(ErrorCode.GROUP_AUTHORIZATION_FAILED);
     const readable = authorizedNames(ctx, AclOperation.READ, ResourceType.TOPIC, request.topics.map((t) => t.name));
-    const errors: number[] = [];
-    const accepted: PendingTxnOffset[] = [];
-    let requestError: number = !isValidGroupId(request.groupId) ? ErrorCode.INVALID_GROUP_ID : ErrorCode.NONE;
-    if (requestError === ErrorCode.NONE) requestError = groups.validateTxnOffsetCommit(request.groupId, request.memberId, request.groupInstanceId, request.generationId);
+    // Per partition, in request order: what Kafka's KafkaApis answers before the group coordinator (null: passed on to it).
+    const own: (number | null)[] = [];
     for (const t of request.topics) {
-      if (!readable.has(t.name)) {
-        errors.push(...t.partitions.map(() => ErrorCode.TOPIC_AUTHORIZATION_FAILED));
-        continue;
-      }
-      const topic = await topics.get(t.name);
+      const topic = readable.has(t.name) ? await topics.get(t.name) : null;
       for (const p of t.partitions) {
-        if (!topic || p.partitionIndex < 0 || p.partitionIndex >= topic.partitionCount) errors.push(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-        else if (p.committedMetadata !== null && Buffer.byteLength(p.committedMetadata) > groups.settings.offsetMetadataMaxBytes) errors.push(ErrorCode.OFFSET_METADATA_TOO_LARGE);
-        // PostgreSQL text cannot hold a NUL character.
-        else if (p.committedMetadata !== null && p.committedMetadata.includes('\0')) errors.push(ErrorCode.INVALID_COMMIT_OFFSET_SIZE);
-        else {
-          errors.push(ErrorCode.NONE);
-          accepted.push({ groupId: request.groupId, topic: t.name, partition: p.partitionIndex, committedOffset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata });
-        }
+        if (!readable.has(t.name)) own.push(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+        else if (!topic || p.partitionIndex < 0 || p.partitionIndex >= topic.partitionCount) own.push(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+        else own.push(null);
       }
     }
-    if (requestError === ErrorCode.NONE && accepted.length > 0) {
+    let requestError: number = ErrorCode.NONE;
+    if (own.some((e) => e === null)) {
+      // The coordinator's order: the group id, then the transaction (verified with the transaction coordinator), then the group's member and generation.
+      if (!isValidGroupId(request.groupId)) requestError = ErrorCode.INVALID_GROUP_ID;
+      if (requestError === ErrorCode.NONE) requestError = verificationError(transactions.verifyOffsetCommit(request.transactionalId, request.producerId, request.producerEpoch, request.groupId), ctx.apiVersion);
+      if (requestError === ErrorCode.NONE) requestError = groups.validateTxnOffsetCommit(request.groupId, request.memberId, request.groupInstanceId, request.generationId);
+    }
+    const accepted: PendingTxnOffset[] = [];
+    let k = 0;
+    for (const t of request.topics) {
+      for (const p of t.partitions) {
+        if (own[k] === null && requestError === ErrorCode.NONE) {
+          if (metadataTooLarge(p.committedMetadata, groups.settings.offsetMetadataMaxBytes)) own[k] = ErrorCode.OFFSET_METADATA_TOO_LARGE;
+          else accepted.push({ groupId: request.groupId, topic: t.name, partition: p.partitionIndex, committedOffset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata });
+        }
+        k++;
+      }
+    }
+    if (accepted.length > 0) {
       // A partition named twice: the last entry wins, as on Kafka.
       const unique = [...new Map(accepted.map((o) => [`${o.topic}\u0000${o.partition}`, o])).values()];
-      requestError = await transactions.commitOffsets(request.transactionalId, request.producerId, request.producerEpoch, unique);
+      // Checked again in the transaction's queue: it may have moved on since the verification.
+      requestError = verificationError(await transactions.commitOffsets(request.transactionalId, request.producerId, request.producerEpoch, unique), ctx.apiVersion);
+      if (requestError === ErrorCode.NONE) groups.noteOffsetsGroup(request.groupId);
     }
-    if (requestError === ErrorCode.NONE && accepted.length > 0) groups.noteOffsetsGroup(request.groupId);
     if (requestError !== ErrorCode.NONE) ctx.log.info({ transactionalId: request.transactionalId, group: request.groupId, errorCode: requestError }, 'transactional offset commit refused');
-    const finalError = fencedForVersion(requestError, ctx.apiVersion, 3);
     let i = 0;
     return {
       throttleTimeMs: 0,
       topics: request.topics.map((t) => ({
         name: t.name,
         partitions: t.partitions.map((p) => {
-          const own = errors[i++]!;
-          return { partitionIndex: p.partitionIndex, errorCode: own !== ErrorCode.NONE ? own : finalError };
+          const error = own[i++];
+          return { partitionIndex: p.partitionIndex, errorCode: error ?? requestError };
         }),
       })),
     };

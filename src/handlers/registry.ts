@@ -21,6 +21,7 @@ import createTopics from './19-create-topics.js';
 import deleteTopics from './20-delete-topics.js';
 import deleteRecords from './21-delete-records.js';
 import initProducerId from './22-init-producer-id.js';
+import offsetForLeaderEpoch from './23-offset-for-leader-epoch.js';
 import addPartitionsToTxn from './24-add-partitions-to-txn.js';
 import addOffsetsToTxn from './25-add-offsets-to-txn.js';
 import endTxn from './26-end-txn.js';
@@ -30,25 +31,37 @@ import createAcls from './30-create-acls.js';
 import deleteAcls from './31-delete-acls.js';
 import describeConfigs from './32-describe-configs.js';
 import alterConfigs from './33-alter-configs.js';
+import alterReplicaLogDirs from './34-alter-replica-log-dirs.js';
 import describeLogDirs from './35-describe-log-dirs.js';
 import saslAuthenticate from './36-sasl-authenticate.js';
 import createPartitions from './37-create-partitions.js';
+import createDelegationToken from './38-create-delegation-token.js';
+import renewDelegationToken from './39-renew-delegation-token.js';
+import expireDelegationToken from './40-expire-delegation-token.js';
+import describeDelegationToken from './41-describe-delegation-token.js';
 import deleteGroups from './42-delete-groups.js';
+import electLeaders from './43-elect-leaders.js';
 import incrementalAlterConfigs from './44-incremental-alter-configs.js';
+import alterPartitionReassignments from './45-alter-partition-reassignments.js';
+import listPartitionReassignments from './46-list-partition-reassignments.js';
 import offsetDelete from './47-offset-delete.js';
+import describeClientQuotas from './48-describe-client-quotas.js';
 import describeUserScramCredentials from './50-describe-user-scram-credentials.js';
 import alterUserScramCredentials from './51-alter-user-scram-credentials.js';
 import describeCluster from './60-describe-cluster.js';
 import describeProducers from './61-describe-producers.js';
 import describeTransactions from './65-describe-transactions.js';
 import listTransactions from './66-list-transactions.js';
+import listConfigResources from './74-list-config-resources.js';
 import describeTopicPartitions from './75-describe-topic-partitions.js';
 
 export const handlers: Handler[] = [
   produce, fetch, listOffsets, metadata, offsetCommit, offsetFetch, findCoordinator, joinGroup, heartbeat, leaveGroup,
-  syncGroup, describeGroups, listGroups, apiVersions, createTopics, deleteTopics, deleteRecords, initProducerId, addPartitionsToTxn,
-  addOffsetsToTxn, endTxn, txnOffsetCommit, describeAcls, createAcls, deleteAcls, describeConfigs, alterConfigs, describeLogDirs, createPartitions, deleteGroups, incrementalAlterConfigs,
-  offsetDelete, describeCluster, describeProducers, describeTransactions, listTransactions, describeTopicPartitions,
+  syncGroup, describeGroups, listGroups, apiVersions, createTopics, deleteTopics, deleteRecords, initProducerId, offsetForLeaderEpoch,
+  addPartitionsToTxn, addOffsetsToTxn, endTxn, txnOffsetCommit, describeAcls, createAcls, deleteAcls, describeConfigs, alterConfigs,
+  alterReplicaLogDirs, describeLogDirs, createPartitions, createDelegationToken, renewDelegationToken, expireDelegationToken, describeDelegationToken,
+  deleteGroups, electLeaders, incrementalAlterConfigs, alterPartitionReassignments, listPartitionReassignments, offsetDelete,
+  describeClientQuotas, describeCluster, describeProducers, describeTransactions, listTransactions, listConfigResources, describeTopicPartitions,
   saslHandshake, saslAuthenticate, describeUserScramCredentials, alterUserScramCredentials,
 ];
 

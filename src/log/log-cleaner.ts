@@ -1,52 +1,81 @@
-// The retention cleaner: every log.retention.check.interval.ms it moves each
-// partition's log start past the batches that retention.ms or
-// retention.bytes no longer keep (topics whose cleanup.policy includes
-// "delete"), then deletes those batches in bounded chunks. In the same pass
-// the compactor cleans the partitions of topics whose cleanup.policy
-// includes "compact" (after retention, so it does not rewrite what is about
-// to go).
+// The log cleaner, on Kafka's two cadences:
+// - retention, every log.retention.check.interval.ms: moves each partition's
+//   log start past the batches that retention.ms or retention.bytes no longer
+//   keep (topics whose cleanup.policy includes "delete"), then deletes those
+//   batches in bounded chunks;
+// - compaction, every log.cleaner.backoff.ms (Kafka's cleaner threads look for
+//   dirty logs that often): the compactor cleans the due partitions of topics
+//   whose cleanup.policy includes "compact".
+// Passes run one at a time, so compaction never rewrites batches retention is
+// deleting; runOnce (tests, tools) runs retention then compaction, so it does
+// not rewrite what is about to go.
 import type { Logger } from '../observability/logger.js';
 import type { Compactor } from './compactor.js';
 import type { LogManager } from './log-manager.js';
 import type { TopicConfig } from './topic-configs.js';
 import type { Topic, TopicManager } from './topic-manager.js';
 
+type PassKind = 'retention' | 'compaction';
+
 export class LogCleaner {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
+  private readonly timers: NodeJS.Timeout[] = [];
+  /** The passes queued or under way, in order; a timer's pass already queued is not queued twice. */
+  private queue: Promise<void> = Promise.resolve();
+  private readonly pending = new Set<PassKind>();
 
   constructor(
     private readonly topics: TopicManager,
     private readonly logs: LogManager,
-    private readonly intervalMs: number,
+    private readonly retentionCheckIntervalMs: number,
     private readonly log: Logger,
-    private readonly compactor: Compactor | null = null,
+    private readonly compactor: Compactor | null,
+    private readonly cleanerBackoffMs: number,
   ) {}
 
   start(): void {
-    this.timer = setInterval(() => void this.runOnce(), this.intervalMs);
-    this.timer.unref();
+    this.timers.push(setInterval(() => void this.schedule('retention'), this.retentionCheckIntervalMs));
+    if (this.compactor) this.timers.push(setInterval(() => void this.schedule('compaction'), this.cleanerBackoffMs));
+    for (const t of this.timers) t.unref();
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
+    for (const t of this.timers) clearInterval(t);
+    this.timers.length = 0;
+    await this.queue;
   }
 
-  /** One retention pass over every topic; a pass already under way is joined rather than doubled. */
+  /** A retention pass and then a compaction pass over every topic, after any pass under way. */
   runOnce(now = Date.now()): Promise<void> {
-    this.running ??= this.pass(now)
-      .catch((err: Error) => this.log.warn({ err: err.message, code: 'PGKAFKA_RETENTION_FAILED' }, 'retention pass failed'))
-      .finally(() => (this.running = null));
-    return this.running;
+    return this.enqueue(async () => {
+      await this.retentionPass(now);
+      await this.compactionPass(now);
+    });
   }
 
-  private async pass(now: number): Promise<void> {
+  private schedule(kind: PassKind): Promise<void> {
+    if (this.pending.has(kind)) return this.queue;
+    this.pending.add(kind);
+    return this.enqueue(async () => {
+      this.pending.delete(kind);
+      const now = Date.now();
+      await (kind === 'retention' ? this.retentionPass(now) : this.compactionPass(now));
+    });
+  }
+
+  private enqueue(pass: () => Promise<void>): Promise<void> {
+    this.queue = this.queue.then(pass).catch((err: Error) => this.log.warn({ err: err.message, code: 'PGKAFKA_RETENTION_FAILED' }, 'log cleaner pass failed'));
+    return this.queue;
+  }
+
+  private async retentionPass(now: number): Promise<void> {
+    for (const topic of await this.topics.list()) await this.applyRetention(topic, this.topics.topicConfig(topic), now);
+  }
+
+  private async compactionPass(now: number): Promise<void> {
+    if (!this.compactor) return;
     for (const topic of await this.topics.list()) {
       const config = this.topics.topicConfig(topic);
-      await this.applyRetention(topic, config, now);
-      if (config.cleanupPolicy.compact && this.compactor) await this.compactor.compactTopic(topic, config, now);
+      if (config.cleanupPolicy.compact) await this.compactor.compactTopic(topic, config, now);
     }
   }
 

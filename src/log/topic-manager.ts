@@ -30,6 +30,18 @@ export interface TopicDefaults {
 
 const MAX_PARTITIONS = 100_000;
 
+/** Kafka's internal topics (Topic.isInternal): Metadata flags them is_internal. */
+const INTERNAL_TOPICS = new Set(['__consumer_offsets', '__transaction_state', '__share_group_state']);
+export const isInternalTopic = (name: string): boolean => INTERNAL_TOPICS.has(name);
+
+/**
+ * Names whose state Kafka keeps in its own logs and pgkafka in PostgreSQL
+ * tables (committed offsets, transactions; KRaft's __cluster_metadata): never
+ * created as ordinary topics, by CreateTopics or auto-creation, since a client
+ * reading them would find nothing of that state.
+ */
+const isBrokerStateTopic = (name: string): boolean => INTERNAL_TOPICS.has(name) || name === '__cluster_metadata';
+
 /** Topics as this broker knows them: a cache over the topics table, invalidated by NOTIFY. */
 export class TopicManager {
   private readonly byName = new Map<string, Topic>();
@@ -94,6 +106,8 @@ export class TopicManager {
   async create(req: CreateTopicRequest): Promise<TopicOutcome> {
     const nameError = topicNameError(req.name);
     if (nameError) return { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: nameError };
+    // Kafka's answer for __cluster_metadata (ControllerApis), here for every name of broker state.
+    if (isBrokerStateTopic(req.name)) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Creation of internal topic ${req.name} is prohibited.` };
     const partitions = req.numPartitions === -1 ? this.defaults.numPartitions : req.numPartitions;
     if (partitions <= 0 || partitions > MAX_PARTITIONS) {
       return { errorCode: ErrorCode.INVALID_PARTITIONS, errorMessage: `Number of partitions must be larger than 0 (and at most ${MAX_PARTITIONS}).` };
@@ -122,7 +136,7 @@ export class TopicManager {
   async getOrCreate(name: string): Promise<TopicOutcome> {
     const topic = await this.get(name);
     if (topic) return { errorCode: ErrorCode.NONE, errorMessage: null, topic };
-    if (!this.defaults.autoCreateTopicsEnable || topicNameError(name)) {
+    if (!this.defaults.autoCreateTopicsEnable || topicNameError(name) || isBrokerStateTopic(name)) {
       return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null };
     }
     const outcome = await this.create({ name, numPartitions: -1, replicationFactor: -1, configs: {}, validateOnly: false });

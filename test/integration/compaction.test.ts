@@ -15,7 +15,7 @@ let client: RawClient;
 
 beforeAll(async () => {
   // The tests run cleaner passes themselves; chunks of 2 batches exercise the chunking.
-  broker = await startTestBroker({ logRetentionCheckIntervalMs: 3_600_000, logCleanerChunkBatches: 2 });
+  broker = await startTestBroker({ logRetentionCheckIntervalMs: 3_600_000, logCleanerBackoffMs: 3_600_000, logCleanerChunkBatches: 2 });
   client = await RawClient.connect(broker.bootstrap);
 });
 afterAll(async () => {

@@ -78,7 +78,7 @@ describe('group coordination', () => {
       [0, 42n, 0, 'meta'],
       [1, -1n, -1, ''],
     ]);
-    const rows = await broker.query(`SELECT committed_offset::text AS o, metadata FROM committed_offsets WHERE group_id = 'committer'`);
+    const rows = await broker.query(`SELECT committed_offset::text AS o, convert_from(metadata, 'UTF8') AS metadata FROM committed_offsets WHERE group_id = 'committer'`);
     expect(rows).toEqual([{ o: '42', metadata: 'meta' }]);
     const stale = await client.request(OffsetCommitApi, 8, {
       groupId: 'committer', generationIdOrMemberEpoch: generationId - 1, memberId,

@@ -15,7 +15,7 @@ let client: RawClient;
 
 beforeAll(async () => {
   // A long check interval: the tests run cleaner passes themselves.
-  broker = await startTestBroker({ logRetentionCheckIntervalMs: 3_600_000, logCleanerChunkBatches: 2 });
+  broker = await startTestBroker({ logRetentionCheckIntervalMs: 3_600_000, logCleanerBackoffMs: 3_600_000, logCleanerChunkBatches: 2 });
   client = await RawClient.connect(broker.bootstrap);
 });
 afterAll(async () => {

@@ -1,5 +1,12 @@
 import type pg from 'pg';
 
+/**
+ * Offset commit metadata is stored as its UTF-8 bytes (bytea), as Kafka
+ * writes the string to __consumer_offsets: NUL characters and all.
+ */
+export const metadataBytes = (metadata: string | null): Buffer | null => (metadata === null ? null : Buffer.from(metadata, 'utf8'));
+export const metadataString = (stored: Buffer | null): string | null => (stored === null ? null : stored.toString('utf8'));
+
 export interface StoredMember {
   memberId: string;
   groupInstanceId: string | null;
@@ -132,7 +139,7 @@ export class GroupStore {
     if (offsets.length === 0) return;
     const { rowCount } = await this.pool.query(
       `INSERT INTO committed_offsets (group_id, topic, partition, committed_offset, leader_epoch, metadata, commit_timestamp)
-       SELECT $1, t, p, o, e, m, now() FROM unnest($2::text[], $3::int4[], $4::int8[], $5::int4[], $6::text[]) AS u(t, p, o, e, m)
+       SELECT $1, t, p, o, e, m, now() FROM unnest($2::text[], $3::int4[], $4::int8[], $5::int4[], $6::bytea[]) AS u(t, p, o, e, m)
        WHERE ${LEASE_HELD('$7', '$8')}
        ON CONFLICT (group_id, topic, partition) DO UPDATE SET committed_offset = excluded.committed_offset,
          leader_epoch = excluded.leader_epoch, metadata = excluded.metadata, commit_timestamp = excluded.commit_timestamp`,
@@ -142,7 +149,7 @@ export class GroupStore {
         offsets.map((o) => o.partition),
         offsets.map((o) => o.committedOffset.toString()),
         offsets.map((o) => o.leaderEpoch),
-        offsets.map((o) => o.metadata),
+        offsets.map((o) => metadataBytes(o.metadata)),
         lease.slot,
         lease.instanceId,
       ],
@@ -152,12 +159,12 @@ export class GroupStore {
 
   /** Committed offsets of a group, all of them or only those of the given topics. */
   async fetchOffsets(groupId: string, topics?: readonly string[]): Promise<CommittedOffset[]> {
-    const { rows } = await this.pool.query<{ topic: string; partition: number; committed_offset: bigint; leader_epoch: number; metadata: string | null; commit_timestamp: Date }>(
+    const { rows } = await this.pool.query<{ topic: string; partition: number; committed_offset: bigint; leader_epoch: number; metadata: Buffer | null; commit_timestamp: Date }>(
       `SELECT topic, partition, committed_offset, leader_epoch, metadata, commit_timestamp FROM committed_offsets
        WHERE group_id = $1 AND ($2::text[] IS NULL OR topic = ANY($2)) ORDER BY topic, partition`,
       [groupId, topics ?? null],
     );
-    return rows.map((r) => ({ topic: r.topic, partition: r.partition, committedOffset: r.committed_offset, leaderEpoch: r.leader_epoch, metadata: r.metadata, commitTimestamp: r.commit_timestamp }));
+    return rows.map((r) => ({ topic: r.topic, partition: r.partition, committedOffset: r.committed_offset, leaderEpoch: r.leader_epoch, metadata: metadataString(r.metadata), commitTimestamp: r.commit_timestamp }));
   }
 
   /** Deletes committed offsets of the group, only while `lease` is still this broker's. */

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { metadataBytes, metadataString } from './group-store.js';
 import { inTransaction } from './pool.js';
 
 /** A transaction partition as the coordinator records it. */
@@ -71,14 +72,14 @@ export class TransactionStore {
   async loadAll(): Promise<{ transactions: StoredTransaction[]; offsets: Map<string, PendingTxnOffset[]> }> {
     const [txns, offsets] = await Promise.all([
       this.pool.query<TransactionRow>('SELECT * FROM transactions ORDER BY transactional_id'),
-      this.pool.query<{ transactional_id: string; group_id: string; topic: string; partition: number; committed_offset: bigint; leader_epoch: number; metadata: string | null }>(
+      this.pool.query<{ transactional_id: string; group_id: string; topic: string; partition: number; committed_offset: bigint; leader_epoch: number; metadata: Buffer | null }>(
         'SELECT * FROM txn_offsets',
       ),
     ]);
     const byTxn = new Map<string, PendingTxnOffset[]>();
     for (const r of offsets.rows) {
       const list = byTxn.get(r.transactional_id) ?? [];
-      list.push({ groupId: r.group_id, topic: r.topic, partition: r.partition, committedOffset: r.committed_offset, leaderEpoch: r.leader_epoch, metadata: r.metadata });
+      list.push({ groupId: r.group_id, topic: r.topic, partition: r.partition, committedOffset: r.committed_offset, leaderEpoch: r.leader_epoch, metadata: metadataString(r.metadata) });
       byTxn.set(r.transactional_id, list);
     }
     return {
@@ -116,7 +117,7 @@ export class TransactionStore {
     if (offsets.length === 0) return;
     await this.pool.query(
       `INSERT INTO txn_offsets (transactional_id, group_id, topic, partition, committed_offset, leader_epoch, metadata)
-       SELECT $1, g, t, p, o, e, m FROM unnest($2::text[], $3::text[], $4::int4[], $5::int8[], $6::int4[], $7::text[]) AS u(g, t, p, o, e, m)
+       SELECT $1, g, t, p, o, e, m FROM unnest($2::text[], $3::text[], $4::int4[], $5::int8[], $6::int4[], $7::bytea[]) AS u(g, t, p, o, e, m)
        ON CONFLICT (transactional_id, group_id, topic, partition) DO UPDATE SET committed_offset = excluded.committed_offset,
          leader_epoch = excluded.leader_epoch, metadata = excluded.metadata`,
       [
@@ -126,7 +127,7 @@ export class TransactionStore {
         offsets.map((o) => o.partition),
         offsets.map((o) => o.committedOffset.toString()),
         offsets.map((o) => o.leaderEpoch),
-        offsets.map((o) => o.metadata),
+        offsets.map((o) => metadataBytes(o.metadata)),
       ],
     );
   }
