@@ -301,7 +301,7 @@ export class LogManager {
         }
         try {
           const startedAt = this.commitObserver ? performance.now() : 0;
-          const result = await this.store.append(p.topicId, p.partition, relative, rows, txn);
+          const result = await this.store.append(p.topicId, p.partition, relative, rows, txn, p.highWatermark);
           this.commitObserver?.((performance.now() - startedAt) / 1000);
           if (!result) {
             for (const item of items) item.reject(new AppendError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'partition no longer exists'));
@@ -334,9 +334,11 @@ export class LogManager {
   }
 
   /**
-   * The statement failed, perhaps after PostgreSQL committed it: the
-   * producers' states are read back from the log before their retries are
-   * checked, so a retry of a stored batch is recognised as a duplicate.
+   * The statement failed. The store has settled a lost connection's outcome
+   * where it could (a committed append is not a failure); when even that
+   * failed, PostgreSQL may still have committed it, so the producers' states
+   * are read back from the log before their retries are checked, and a retry
+   * of a stored batch is recognised as a duplicate.
    */
   private failFlush(p: PartitionLog, items: PendingAppend[], err: unknown): void {
     // A PostgreSQL outage fails every flush of every partition: one line per second, counting the others.

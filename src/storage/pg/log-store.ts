@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { boolArray, byteaArray, byteaArrayChunks, int2Array, int4Array, int8Array } from './binary-array.js';
 import { copyRows } from './copy-binary.js';
+import { OutcomeUnknown, runAppendStatement, settleLostAppends } from './append-outcome.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -296,10 +297,14 @@ interface SharedAppend {
   partition: number;
   offsetCount: bigint;
   batches: readonly BatchToAppend[];
+  logEnd: bigint;
   bytes: number;
   resolve: (appended: Appended | null) => void;
   reject: (err: unknown) => void;
 }
+
+/** An append of a statement that was not stored (see settleLostAppends). */
+export class AppendNotStored extends Error {}
 
 /** The log's rows: appends, reads and offset look-ups. */
 export class LogStore {
@@ -317,14 +322,28 @@ export class LogStore {
    * PostgreSQL far more CPU than the rows of a small batch). A statement
    * holds each partition once. Appends that open or end transactions go
    * alone.
+   *
+   * `logEnd` is the partition's log end as the caller last saw it (the
+   * append lands at or after it). If the connection is lost before the
+   * statement's answer, the outcome is settled with PostgreSQL before this
+   * resolves: the real offsets if it was committed, AppendNotStored if not
+   * (see append-outcome.ts). The caller must not append to the partition
+   * again meanwhile.
    */
-  append(topicId: string, partition: number, offsetCount: bigint, batches: readonly BatchToAppend[], txn: TxnChanges | null = null): Promise<Appended | null> {
+  append(
+    topicId: string,
+    partition: number,
+    offsetCount: bigint,
+    batches: readonly BatchToAppend[],
+    txn: TxnChanges | null = null,
+    logEnd = 0n,
+  ): Promise<Appended | null> {
     const withTxn = txn !== null && (txn.opened.length > 0 || txn.ended.length > 0);
     let bytes = 0;
     for (const b of batches) bytes += b.data.length;
-    if (withTxn || bytes > SHARED_APPEND_MAX_BYTES) return this.appendAlone(topicId, partition, offsetCount, batches, withTxn ? txn : null);
+    if (withTxn || bytes > SHARED_APPEND_MAX_BYTES) return this.appendAlone(topicId, partition, offsetCount, batches, withTxn ? txn : null, logEnd);
     return new Promise((resolve, reject) => {
-      this.sharedWaiting.push({ topicId, partition, offsetCount, batches, bytes, resolve, reject });
+      this.sharedWaiting.push({ topicId, partition, offsetCount, batches, logEnd, bytes, resolve, reject });
       this.sendShared();
     });
   }
@@ -350,13 +369,17 @@ export class LogStore {
       this.sharedInFlight++;
       const sent =
         taken.length === 1
-          ? this.appendAlone(taken[0]!.topicId, taken[0]!.partition, taken[0]!.offsetCount, taken[0]!.batches, null).then((appended) => [appended])
+          ? this.appendAlone(taken[0]!.topicId, taken[0]!.partition, taken[0]!.offsetCount, taken[0]!.batches, null, taken[0]!.logEnd).then((appended) => [appended])
           : this.appendMany(taken);
       // Counted out before the callers hear, so appends they make in reply see the statement gone.
       void sent.then(
         (results) => {
           this.sharedInFlight--;
-          taken.forEach((a, i) => a.resolve(results[i]!));
+          taken.forEach((a, i) => {
+            const result = results[i]!;
+            if (result instanceof Error) a.reject(result);
+            else a.resolve(result);
+          });
           this.sendShared();
         },
         (err: unknown) => {
@@ -368,8 +391,8 @@ export class LogStore {
     }
   }
 
-  /** Several partitions' appends in one statement; each one's result (null: no such partition), in the order given. */
-  private async appendMany(appends: readonly SharedAppend[]): Promise<(Appended | null)[]> {
+  /** Several partitions' appends in one statement; each one's result (null: no such partition; an error: not stored), in the order given. */
+  private async appendMany(appends: readonly SharedAppend[]): Promise<(Appended | null | AppendNotStored)[]> {
     for (const a of appends) if (!UUID.test(a.topicId)) throw new Error(`not a topic id: ${a.topicId}`);
     const rows = appends.flatMap((a, i) => a.batches.map((batch) => ({ idx: i + 1, batch })));
     const params: BindValue[] = [
@@ -380,13 +403,28 @@ export class LogStore {
       ...batchColumns(rows.map((r) => r.batch), true),
     ];
     const query = new AppendQuery(APPEND_MANY, params);
-    const result = (await this.pool.query(query as unknown as pg.QueryConfig)) as unknown as pg.QueryResult<{ idx: bigint; base: bigint; hw: bigint; log_start_offset: bigint }>;
+    let result: pg.QueryResult<{ idx: bigint; base: bigint; hw: bigint; log_start_offset: bigint }>;
+    try {
+      result = await runAppendStatement(this.pool, query);
+    } catch (err) {
+      if (!(err instanceof OutcomeUnknown)) throw err;
+      // One statement, one transaction: settled together, in one look-up.
+      const settled = await settleLostAppends(this.pool, appends, err);
+      return settled.map((s) => (s === 'absent' ? new AppendNotStored(`${err.message}; settled: not stored`) : s));
+    }
     const byPosition = new Map(result.rows.map((row) => [Number(row.idx), { baseOffset: row.base, highWatermark: row.hw, logStartOffset: row.log_start_offset }]));
     return appends.map((_, i) => byPosition.get(i + 1) ?? null);
   }
 
   /** One partition's append in a statement of its own (APPEND_TXN_SQL when it opens or ends transactions). */
-  private async appendAlone(topicId: string, partition: number, offsetCount: bigint, batches: readonly BatchToAppend[], txn: TxnChanges | null): Promise<Appended | null> {
+  private async appendAlone(
+    topicId: string,
+    partition: number,
+    offsetCount: bigint,
+    batches: readonly BatchToAppend[],
+    txn: TxnChanges | null,
+    logEnd: bigint,
+  ): Promise<Appended | null> {
     const txnParams = txn
       ? [
           int8Array(txn.opened.map((t) => t.producerId)),
@@ -398,7 +436,15 @@ export class LogStore {
       : [];
     const params = appendParams(topicId, partition, offsetCount, batches, true);
     const query = new AppendQuery(txn ? APPEND_TXN : APPEND, [...params, ...txnParams]);
-    const { rows } = (await this.pool.query(query as unknown as pg.QueryConfig)) as unknown as pg.QueryResult<{ base: bigint; hw: bigint; log_start_offset: bigint }>;
+    let rows: { base: bigint; hw: bigint; log_start_offset: bigint }[];
+    try {
+      ({ rows } = await runAppendStatement<{ base: bigint; hw: bigint; log_start_offset: bigint }>(this.pool, query));
+    } catch (err) {
+      if (!(err instanceof OutcomeUnknown)) throw err;
+      const [settled] = await settleLostAppends(this.pool, [{ topicId, partition, logEnd, batches }], err);
+      if (settled === 'absent') throw new AppendNotStored(`${err.message}; settled: not stored`);
+      return settled!;
+    }
     const row = rows[0];
     return row ? { baseOffset: row.base, highWatermark: row.hw, logStartOffset: row.log_start_offset } : null;
   }
