@@ -77,6 +77,8 @@ async function stored(topic: string, partition: number): Promise<string[]> {
   return rows.flatMap(({ data }) => parseBatches(data, { mode: 'log' }).batches.flatMap((h) => decodeRecords(data, h).records.map((r) => r.value!.toString())));
 }
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 /** Arms `point` and runs `act`, which must make the cut happen. */
 async function withCut<T>(point: CutPoint, act: () => Promise<T>, statement?: RegExp): Promise<T> {
   const cut = proxy.arm(point, statement);
@@ -133,6 +135,32 @@ describe('an append whose commit outcome was lost with the connection', () => {
       expect(await stored(topic, 0)).toEqual(['a', 'b', 'c']);
     });
   }
+
+  it('is never answered with an error and then committed (the Sync reaches PostgreSQL after the broker saw the connection fail)', async () => {
+    await createTopic('late');
+    const pid = await initProducer();
+    const send = (v: string, epoch: number, sequence: number) =>
+      client.request(ProduceApi, 9, {
+        acks: -1, timeoutMs: 30_000,
+        topicData: [{ name: 'late', partitionData: [{ index: 0, records: buildBatch({ producerId: pid, producerEpoch: epoch, baseSequence: sequence, records: [{ key: null, value: Buffer.from(v) }] }) }] }],
+      }).then((r) => r.responses[0]!.partitionResponses[0]!);
+    expect(await send('a', 0, 0)).toMatchObject({ errorCode: 0, baseOffset: 0n });
+    const answer = await withCut('late-sync', () => send('b', 0, 1));
+    // Long after the late Sync arrived, the log agrees with the answer.
+    await sleep(500);
+    if (answer.errorCode === ErrorCode.NONE) {
+      expect(answer.baseOffset).toBe(1n);
+      expect(await stored('late', 0)).toEqual(['a', 'b']);
+      return;
+    }
+    expect(isRetriable(answer.errorCode)).toBe(true);
+    expect(await stored('late', 0)).toEqual(['a']);
+    // What librdkafka does after a sequence gap: bump the epoch and send what was not acknowledged from sequence 0.
+    const bumped = await client.request(InitProducerIdApi, 4, { transactionalId: null, transactionTimeoutMs: 60_000, producerId: pid, producerEpoch: 0 });
+    expect(bumped).toMatchObject({ errorCode: 0, producerEpoch: 1 });
+    expect(await send('b', 1, 0)).toMatchObject({ errorCode: 0, baseOffset: 1n });
+    expect(await stored('late', 0)).toEqual(['a', 'b']);
+  });
 
   it('resolves every partition of a shared statement', async () => {
     const partitions = [0, 1, 2, 3, 4, 5, 6, 7];

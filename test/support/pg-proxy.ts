@@ -13,14 +13,19 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
  *   connection is closed (rolled back when the backend notices);
  * - `hold-before-sync`: the same, but PostgreSQL's side stays open, so the
  *   backend keeps its uncommitted rows and locks until someone ends it;
+ * - `late-sync`: the broker's side is cut when the Sync comes, and the Sync
+ *   reaches PostgreSQL 30 ms later, as over a slow network: the commit may
+ *   come after the broker saw the connection fail;
  * - `after-commit`: the whole statement and its commit reach PostgreSQL, its
  *   answer does not (committed, unacknowledged);
  * - `{ afterMs }`: the whole statement goes through and the answer is held;
  *   the connection is cut that long after the Sync was forwarded.
  */
-export type CutPoint = 'before-bind' | 'mid-bind' | 'before-sync' | 'hold-before-sync' | 'after-commit' | { afterMs: number };
+export type CutPoint = 'before-bind' | 'mid-bind' | 'before-sync' | 'hold-before-sync' | 'late-sync' | 'after-commit' | { afterMs: number };
 
-export const CUT_POINTS: readonly CutPoint[] = ['before-bind', 'mid-bind', 'before-sync', 'hold-before-sync', 'after-commit', { afterMs: 0 }, { afterMs: 2 }];
+export const CUT_POINTS: readonly CutPoint[] = ['before-bind', 'mid-bind', 'before-sync', 'hold-before-sync', 'late-sync', 'after-commit', { afterMs: 0 }, { afterMs: 2 }];
+
+const LATE_SYNC_MS = 50;
 
 interface Armed {
   point: CutPoint;
@@ -145,6 +150,11 @@ export class PgProxy {
         if (cut && frame[0] === 0x53 /* Sync */) {
           if (cut.point === 'before-sync') return finish(false);
           if (cut.point === 'hold-before-sync') return finish(true);
+          if (cut.point === 'late-sync') {
+            finish(true);
+            setTimeout(() => server.write(frame), LATE_SYNC_MS);
+            return;
+          }
           synced = true;
           holding = true;
           server.write(frame);
@@ -160,6 +170,7 @@ export class PgProxy {
         // While a cut is pending, nothing of the statement's answer reaches the broker.
         if (holding || (cut && !synced)) {
           if (frame[0] === 0x5a /* ReadyForQuery: committed */ && cut!.point === 'after-commit') finish(false);
+          if (frame[0] === 0x5a && cut!.point === 'late-sync') server.destroy();
           continue;
         }
         client.write(frame);
