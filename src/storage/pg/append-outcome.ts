@@ -88,12 +88,10 @@ async function settle(pool: pg.Pool, appends: readonly LostAppend[], backendPid:
   let broken: Error | undefined;
   try {
     if (backendPid !== null) {
-      // Only a backend of this role and database (a pid reused after a PostgreSQL restart is someone else's).
-      await client.query(
-        `SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE pid = $1 AND usename = current_user AND datname = current_database()`,
-        [backendPid],
-      );
-      const { rows } = await client.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND usename = current_user AND datname = current_database()', [backendPid]);
+      // Only a backend of this role and database, never this one (a pid may be reused once its backend is gone).
+      const ours = 'pid = $1 AND pid <> pg_backend_pid() AND usename = current_user AND datname = current_database()';
+      await client.query(`SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE ${ours}`, [backendPid]);
+      const { rows } = await client.query(`SELECT 1 FROM pg_stat_activity WHERE ${ours}`, [backendPid]);
       if (rows.length > 0) throw new Error(`backend ${backendPid} has not exited yet`);
     }
     const where = [`{${appends.map((a) => a.topicId).join(',')}}`, int4Array(appends.map((a) => a.partition)), int8Array(appends.map((a) => a.logEnd))];
@@ -124,11 +122,13 @@ async function settle(pool: pg.Pool, appends: readonly LostAppend[], backendPid:
       const state = states.find((s) => Number(s.idx) === i + 1);
       if (!state) return null;
       const mine = found.filter((f) => Number(f.idx) === i + 1);
-      // Committed at `base` if every batch lies where the statement put it.
+      // Committed at `base` if every batch lies where the statement put it (the newest such place, should
+      // an identical earlier append of a producer without sequences lie there too).
       const at = new Set(mine.map((f) => `${f.rel}@${f.base_offset}`));
       const base = mine
         .filter((f) => f.rel === a.batches[0]!.relativeOffset)
         .map((f) => f.base_offset - f.rel)
+        .sort((x, y) => (x < y ? 1 : x > y ? -1 : 0))
         .find((b) => a.batches.every((batch) => at.has(`${batch.relativeOffset}@${b + batch.relativeOffset}`)));
       return base === undefined ? 'absent' : { baseOffset: base, highWatermark: state.next_offset, logStartOffset: state.log_start_offset };
     });
