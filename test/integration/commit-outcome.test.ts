@@ -162,6 +162,19 @@ describe('an append whose commit outcome was lost with the connection', () => {
     expect(await stored('late', 0)).toEqual(['a', 'b']);
   });
 
+  it('keeps a new producer whose first batch was not stored from leaving a gap: its next batch is OUT_OF_ORDER_SEQUENCE_NUMBER', async () => {
+    await createTopic('first-lost');
+    const pid = await initProducer();
+    const send = (v: string, sequence: number) => produce('first-lost', [0], () => [v], pid, () => sequence).then((r) => r.get(0)!);
+    const first = await withCut('before-bind', () => send('a', 0));
+    expect(isRetriable(first.errorCode)).toBe(true);
+    // Accepted, it would be taken by librdkafka as acknowledging the first batch too (which was never stored).
+    expect((await send('b', 1)).errorCode).toBe(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
+    expect(await send('a', 0)).toMatchObject({ errorCode: 0, baseOffset: 0n });
+    expect(await send('b', 1)).toMatchObject({ errorCode: 0, baseOffset: 1n });
+    expect(await stored('first-lost', 0)).toEqual(['a', 'b']);
+  });
+
   it('resolves every partition of a shared statement', async () => {
     const partitions = [0, 1, 2, 3, 4, 5, 6, 7];
     await createTopic('shared', partitions.length);

@@ -110,6 +110,9 @@ export class PgProxy {
 
   private accept(client: Socket, host: string, port: number): void {
     const server = connect(port, host);
+    // Messages are forwarded one by one: without this, Nagle's algorithm holds the small ones back.
+    client.setNoDelay(true);
+    server.setNoDelay(true);
     this.sockets.add(client);
     this.sockets.add(server);
     const forget = (s: Socket) => () => this.sockets.delete(s);

@@ -23,6 +23,8 @@ const HEAD_TO = 61;
 
 /** How long the outcome is sought (PostgreSQL may be restarting) before the append is answered as failed anyway. */
 const SETTLE_MS = 30_000;
+/** How long a terminated backend may take to exit before the settling starts over. */
+const BACKEND_EXIT_MS = 10_000;
 
 /** A statement whose connection was lost before its answer arrived: it may have been committed. */
 export class OutcomeUnknown extends Error {
@@ -34,6 +36,9 @@ export class OutcomeUnknown extends Error {
     super(`connection lost during an append, outcome unknown: ${lost.message}`);
   }
 }
+
+/** A lost statement whose outcome could not be settled in time: its appends may be stored or not. */
+export class OutcomeUnsettled extends Error {}
 
 /** What one append of a lost statement needs for the look-up: where it went and what it held. */
 export interface LostAppend {
@@ -76,7 +81,7 @@ export async function settleLostAppends(pool: pg.Pool, appends: readonly LostApp
       return await settle(pool, appends, lost.backendPid);
     } catch (err) {
       if (pool.ending || Date.now() >= deadline) {
-        throw new Error(`${lost.message}; settling it failed: ${(err as Error).message}`);
+        throw new OutcomeUnsettled(`${lost.message}; settling it failed: ${(err as Error).message}`);
       }
       await sleep(Math.min(25 * 2 ** attempt, 500));
     }
@@ -90,9 +95,12 @@ async function settle(pool: pg.Pool, appends: readonly LostAppend[], backendPid:
     if (backendPid !== null) {
       // Only a backend of this role and database, never this one (a pid may be reused once its backend is gone).
       const ours = 'pid = $1 AND pid <> pg_backend_pid() AND usename = current_user AND datname = current_database()';
-      await client.query(`SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE ${ours}`, [backendPid]);
-      const { rows } = await client.query(`SELECT 1 FROM pg_stat_activity WHERE ${ours}`, [backendPid]);
-      if (rows.length > 0) throw new Error(`backend ${backendPid} has not exited yet`);
+      // Polled here rather than with pg_terminate_backend's own wait, which looks only every 100 ms.
+      await client.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE ${ours}`, [backendPid]);
+      for (let waited = 0; (await client.query(`SELECT 1 FROM pg_stat_activity WHERE ${ours}`, [backendPid])).rows.length > 0; waited += 5) {
+        if (waited >= BACKEND_EXIT_MS) throw new Error(`backend ${backendPid} has not exited yet`);
+        await sleep(5);
+      }
     }
     const where = [`{${appends.map((a) => a.topicId).join(',')}}`, int4Array(appends.map((a) => a.partition)), int8Array(appends.map((a) => a.logEnd))];
     // A row lock in share mode waits for any transaction that still holds the row; the look-up below then runs with a fresh snapshot.

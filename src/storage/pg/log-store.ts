@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { boolArray, byteaArray, byteaArrayChunks, int2Array, int4Array, int8Array } from './binary-array.js';
 import { copyRows } from './copy-binary.js';
-import { OutcomeUnknown, runAppendStatement, settleLostAppends } from './append-outcome.js';
+import { OutcomeUnknown, runAppendStatement, settleLostAppends, type LostAppend, type Settled } from './append-outcome.js';
 import { AppendQuery, type BindValue } from './append-query.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -220,6 +220,8 @@ export class LogStore {
   /** Small appends waiting for a shared statement (see append). */
   private readonly sharedWaiting: SharedAppend[] = [];
   private sharedInFlight = 0;
+  /** Told of each statement whose connection was lost and how its appends were settled (for the log). */
+  lostAppendObserver: ((lost: Error, settled: { topicId: string; partition: number; outcome: string }[], ms: number) => void) | null = null;
 
   constructor(private readonly pool: pg.Pool) {}
 
@@ -318,7 +320,7 @@ export class LogStore {
     } catch (err) {
       if (!(err instanceof OutcomeUnknown)) throw err;
       // One statement, one transaction: settled together, in one look-up.
-      const settled = await settleLostAppends(this.pool, appends, err);
+      const settled = await this.settle(appends, err);
       return settled.map((s) => (s === 'absent' ? new AppendNotStored(`${err.message}; settled: not stored`) : s));
     }
     const byPosition = new Map(result.rows.map((row) => [Number(row.idx), { baseOffset: row.base, highWatermark: row.hw, logStartOffset: row.log_start_offset }]));
@@ -350,12 +352,20 @@ export class LogStore {
       ({ rows } = await runAppendStatement<{ base: bigint; hw: bigint; log_start_offset: bigint }>(this.pool, query));
     } catch (err) {
       if (!(err instanceof OutcomeUnknown)) throw err;
-      const [settled] = await settleLostAppends(this.pool, [{ topicId, partition, logEnd, batches }], err);
+      const [settled] = await this.settle([{ topicId, partition, logEnd, batches }], err);
       if (settled === 'absent') throw new AppendNotStored(`${err.message}; settled: not stored`);
       return settled!;
     }
     const row = rows[0];
     return row ? { baseOffset: row.base, highWatermark: row.hw, logStartOffset: row.log_start_offset } : null;
+  }
+
+  private async settle(appends: readonly LostAppend[], lost: OutcomeUnknown): Promise<Settled[]> {
+    const startedAt = performance.now();
+    const settled = await settleLostAppends(this.pool, appends, lost);
+    const outcome = (s: Settled) => (s === null ? 'no such partition' : s === 'absent' ? 'not stored' : `committed at ${s.baseOffset}`);
+    this.lostAppendObserver?.(lost.lost, appends.map((a, i) => ({ topicId: a.topicId, partition: a.partition, outcome: outcome(settled[i]!) })), performance.now() - startedAt);
+    return settled;
   }
 
   /** Batches holding offsets in [from, highWatermark), up to about maxBytes (always the first if minOne). */
