@@ -175,7 +175,7 @@ describe('an append whose commit outcome was lost with the connection', () => {
     expect(await stored('first-lost', 0)).toEqual(['a', 'b']);
   });
 
-  it('resolves every partition of a shared statement', async () => {
+  it('settles every partition of a shared statement together: committed, all answered with their offsets', async () => {
     const partitions = [0, 1, 2, 3, 4, 5, 6, 7];
     await createTopic('shared', partitions.length);
     const pid = await initProducer();
@@ -190,5 +190,24 @@ describe('an append whose commit outcome was lost with the connection', () => {
       expect((await fetchFrom('shared', p, 0n)).values.map((r) => r.value)).toEqual(Array.from({ length: round }, (_, r) => `r${r}-p${p}`));
       expect(await stored('shared', p)).toEqual(Array.from({ length: round }, (_, r) => `r${r}-p${p}`));
     }
+  });
+
+  it('settles every partition of a shared statement together: rolled back, those answered with an error, and stored once when retried', async () => {
+    const partitions = [0, 1, 2, 3, 4, 5, 6, 7];
+    await createTopic('shared-lost', partitions.length);
+    const pid = await initProducer();
+    let answer: Awaited<ReturnType<typeof produce>> | null = null;
+    let round = 0;
+    const cut = proxy.arm('before-sync', /^pgkafka_append_many$/);
+    for (; round < 10 && proxy.isArmed; round++) answer = await produce('shared-lost', partitions, (p) => [`r${round}-p${p}`], pid, () => round);
+    await cut;
+    const last = round - 1;
+    const failed = partitions.filter((p) => answer!.get(p)!.errorCode !== ErrorCode.NONE);
+    // The statement held several partitions; the ones that went alone beside it were stored.
+    expect(failed.length).toBeGreaterThan(1);
+    for (const p of failed) expect(isRetriable(answer!.get(p)!.errorCode)).toBe(true);
+    const retried = await produce('shared-lost', failed, (p) => [`r${last}-p${p}`], pid, () => last);
+    for (const p of failed) expect({ p, ...retried.get(p)! }).toMatchObject({ p, errorCode: 0, baseOffset: BigInt(last) });
+    for (const p of partitions) expect(await stored('shared-lost', p)).toEqual(Array.from({ length: round }, (_, r) => `r${r}-p${p}`));
   });
 });
