@@ -7,7 +7,7 @@
 // and PostgreSQL (test/support/pg-proxy.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode, isRetriable } from '../../src/protocol/errors.js';
-import { CreateTopicsApi, FetchApi, InitProducerIdApi, ProduceApi } from '../../src/protocol/messages/index.js';
+import { AddPartitionsToTxnApi, CreateTopicsApi, EndTxnApi, FetchApi, InitProducerIdApi, ProduceApi } from '../../src/protocol/messages/index.js';
 import { buildBatch, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
 import { startTestBroker, testDatabaseUrl, type TestBroker } from '../support/broker.js';
 import { PgProxy, type CutPoint } from '../support/pg-proxy.js';
@@ -68,10 +68,10 @@ async function fetchFrom(topic: string, partition: number, offset: bigint) {
   return { errorCode: p.errorCode, highWatermark: p.highWatermark, values };
 }
 
-/** Every value stored in the partition, in offset order, as PostgreSQL holds it. */
+/** Every value stored in the partition (transaction markers aside), in offset order, as PostgreSQL holds it. */
 async function stored(topic: string, partition: number): Promise<string[]> {
   const rows = await broker.query<{ data: Buffer }>(
-    'SELECT b.data FROM batches b JOIN topics t ON t.topic_id = b.topic_id WHERE t.name = $1 AND b.partition = $2 ORDER BY b.base_offset',
+    'SELECT b.data FROM batches b JOIN topics t ON t.topic_id = b.topic_id WHERE t.name = $1 AND b.partition = $2 AND NOT b.is_control ORDER BY b.base_offset',
     [topic, partition],
   );
   return rows.flatMap(({ data }) => parseBatches(data, { mode: 'log' }).batches.flatMap((h) => decodeRecords(data, h).records.map((r) => r.value!.toString())));
@@ -173,6 +173,42 @@ describe('an append whose commit outcome was lost with the connection', () => {
     expect(await send('a', 0)).toMatchObject({ errorCode: 0, baseOffset: 0n });
     expect(await send('b', 1)).toMatchObject({ errorCode: 0, baseOffset: 1n });
     expect(await stored('first-lost', 0)).toEqual(['a', 'b']);
+  });
+
+  it('is answered with its real offset when it opened a transaction, and the last stable offset follows', async () => {
+    await createTopic('txn-lost');
+    const transactionalId = 'txn-lost';
+    const init = await client.request(InitProducerIdApi, 4, { transactionalId, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
+    expect(init.errorCode).toBe(0);
+    const { producerId, producerEpoch } = init;
+    const added = await client.request(AddPartitionsToTxnApi, 3, {
+      v3AndBelowTransactionalId: transactionalId, v3AndBelowProducerId: producerId, v3AndBelowProducerEpoch: producerEpoch,
+      v3AndBelowTopics: [{ name: 'txn-lost', partitions: [0] }],
+    });
+    expect(added.resultsByTopicV3AndBelow[0]!.resultsByPartition[0]!.partitionErrorCode).toBe(0);
+    const records = buildBatch({ producerId, producerEpoch, baseSequence: 0, isTransactional: true, records: [{ key: null, value: Buffer.from('t') }] });
+    const answer = await withCut('after-commit', () =>
+      client.request(ProduceApi, 9, { transactionalId, acks: -1, timeoutMs: 30_000, topicData: [{ name: 'txn-lost', partitionData: [{ index: 0, records }] }] }),
+    );
+    expect(answer.responses[0]!.partitionResponses[0]).toMatchObject({ errorCode: 0, baseOffset: 0n });
+    const readCommitted = async () => {
+      const res = await client.request(FetchApi, 11, {
+        replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 1, sessionEpoch: -1,
+        topics: [{ topic: 'txn-lost', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }],
+      });
+      return res.responses[0]!.partitions[0]!;
+    };
+    // The open transaction holds the last stable offset at its first offset.
+    expect(await readCommitted()).toMatchObject({ errorCode: 0, highWatermark: 1n, lastStableOffset: 0n });
+    const ended = await client.request(EndTxnApi, 3, { transactionalId, producerId, producerEpoch, committed: true });
+    expect(ended.errorCode).toBe(0);
+    let after = await readCommitted();
+    for (let i = 0; i < 100 && after.lastStableOffset !== 2n; i++) {
+      await sleep(20);
+      after = await readCommitted();
+    }
+    expect(after).toMatchObject({ highWatermark: 2n, lastStableOffset: 2n });
+    expect(await stored('txn-lost', 0)).toEqual(['t']);
   });
 
   it('settles every partition of a shared statement together: committed, all answered with their offsets', async () => {
