@@ -1,7 +1,8 @@
 // A TCP proxy between a broker and PostgreSQL that reads the PostgreSQL wire
 // protocol just enough to cut a connection at a chosen point around an
 // append statement's commit: before PostgreSQL sees the statement, halfway
-// through it, after it ran but before its Sync (the commit), or after the
+// through it, after it ran but before its Sync (the commit), with the Sync
+// arriving after the broker saw the cut, or after the
 // commit with the answer withheld. Everything else passes through unchanged.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
@@ -14,7 +15,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
  * - `hold-before-sync`: the same, but PostgreSQL's side stays open, so the
  *   backend keeps its uncommitted rows and locks until someone ends it;
  * - `late-sync`: the broker's side is cut when the Sync comes, and the Sync
- *   reaches PostgreSQL 30 ms later, as over a slow network: the commit may
+ *   reaches PostgreSQL 50 ms later, as over a slow network: the commit may
  *   come after the broker saw the connection fail;
  * - `after-commit`: the whole statement and its commit reach PostgreSQL, its
  *   answer does not (committed, unacknowledged);
