@@ -10,6 +10,7 @@ import { ReadAhead } from './read-ahead.js';
 import { checkSequence, isExpired, PRODUCER_BATCHES_KEPT, recordAppend, type ProducerEntry, type SequenceCheck } from './producer-state.js';
 import type { BatchHeader } from '../protocol/records/index.js';
 import type { ProducerStore } from '../storage/pg/producer-store.js';
+import { OutcomeUnsettled } from '../storage/pg/append-outcome.js';
 
 export class AppendError extends Error {
   constructor(
@@ -87,6 +88,8 @@ export class LogManager {
     readAheadMaxBytes = DEFAULT_READ_AHEAD_MAX_BYTES,
   ) {
     this.readAhead = new ReadAhead(readAheadMaxBytes);
+    store.lostAppendObserver = (lost, appends, ms) =>
+      log.warn({ err: lost.message, code: 'PGKAFKA_APPEND_OUTCOME_SETTLED', ms: Math.round(ms), appends }, 'connection lost during an append; its outcome was settled before answering');
   }
 
   /** CreatePartitions: raises the topic's partition count from `from` to `to`; false if it changed meanwhile. */
@@ -265,7 +268,7 @@ export class LogManager {
           const idempotent = taken.some((item) => item.batches.some(({ header }) => header.producerId >= 0n && !header.isControl));
           ({ items, sequenced } = idempotent ? await this.checkSequences(p, taken) : { items: taken, sequenced: [] });
         } catch (err) {
-          this.failFlush(p, taken, err);
+          this.failFlush(p, taken, err, true);
           continue;
         }
         if (items.length === 0) continue;
@@ -301,7 +304,7 @@ export class LogManager {
         }
         try {
           const startedAt = this.commitObserver ? performance.now() : 0;
-          const result = await this.store.append(p.topicId, p.partition, relative, rows, txn);
+          const result = await this.store.append(p.topicId, p.partition, relative, rows, txn, p.highWatermark);
           this.commitObserver?.((performance.now() - startedAt) / 1000);
           if (!result) {
             for (const item of items) item.reject(new AppendError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'partition no longer exists'));
@@ -325,7 +328,7 @@ export class LogManager {
             item.resolve({ baseOffset: result.baseOffset + firstRelative[i]!, logStartOffset: result.logStartOffset, logAppendTimeMs: -1n }),
           );
         } catch (err) {
-          this.failFlush(p, items, err);
+          this.failFlush(p, items, err, err instanceof OutcomeUnsettled);
         }
       }
     } finally {
@@ -334,11 +337,15 @@ export class LogManager {
   }
 
   /**
-   * The statement failed, perhaps after PostgreSQL committed it: the
-   * producers' states are read back from the log before their retries are
-   * checked, so a retry of a stored batch is recognised as a duplicate.
+   * The flush failed, its batches not stored. A producer with no batches
+   * here must send the first of them again before anything later (see
+   * checkSequence). When it is not known whether they were stored (the
+   * store could not settle a lost connection's outcome, or the sequence
+   * check could not read the log), the producers' states are read back from
+   * the log before their retries are checked, and a retry of a stored batch
+   * is recognised as a duplicate.
    */
-  private failFlush(p: PartitionLog, items: PendingAppend[], err: unknown): void {
+  private failFlush(p: PartitionLog, items: PendingAppend[], err: unknown, outcomeUnknown: boolean): void {
     // A PostgreSQL outage fails every flush of every partition: one line per second, counting the others.
     const now = Date.now();
     if (now - this.appendFailureLog.loggedAt >= 1000) {
@@ -350,8 +357,17 @@ export class LogManager {
     } else {
       this.appendFailureLog.notLogged++;
     }
+    const marked = new Set<bigint>();
     for (const item of items) {
-      for (const { header } of item.batches) p.producers.delete(header.producerId);
+      for (const { header } of item.batches) {
+        if (header.producerId < 0n || header.isControl) continue;
+        const entry = p.producers.get(header.producerId);
+        if (outcomeUnknown) p.producers.delete(header.producerId);
+        else if ((!entry || entry.batches.length === 0) && !marked.has(header.producerId)) {
+          p.producers.set(header.producerId, { producerEpoch: header.producerEpoch, lastAppendMs: now, batches: [], expectedSequence: header.baseSequence });
+        }
+        marked.add(header.producerId);
+      }
       item.reject(new AppendError(ErrorCode.KAFKA_STORAGE_ERROR, (err as Error).message));
     }
   }

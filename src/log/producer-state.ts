@@ -17,6 +17,11 @@ export interface ProducerEntry {
   lastAppendMs: number;
   /** Newest last, at most PRODUCER_BATCHES_KEPT. */
   batches: ProducerBatch[];
+  /**
+   * With no batches: the sequence at which a batch of this epoch failed here
+   * without being stored, which its retry must start at (see failFlush).
+   */
+  expectedSequence?: number;
 }
 
 export type SequenceCheck = { kind: 'append' } | { kind: 'duplicate'; baseOffset: bigint } | { kind: 'error'; errorCode: number; message: string };
@@ -37,8 +42,15 @@ export function checkSequence(entry: ProducerEntry | undefined, header: BatchHea
   const epoch = header.producerEpoch;
   const first = header.baseSequence;
   const last = lastSequenceOf(header);
-  // No state (a new producer, or one whose batches retention removed): accepted as Kafka does since KIP-360.
-  if (!entry || entry.batches.length === 0) return { kind: 'append' };
+  // No state (a new producer, or one whose batches retention removed): accepted as Kafka does since KIP-360,
+  // unless a batch of this epoch failed here unstored: a later one would leave a gap that the producer,
+  // told of its success, takes as the earlier one's success too (librdkafka's implicit acknowledgement).
+  if (!entry || entry.batches.length === 0) {
+    if (entry?.expectedSequence !== undefined && epoch === entry.producerEpoch && first !== entry.expectedSequence) {
+      return { kind: 'error', errorCode: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, message: `Out of order sequence number: found ${first}, expected ${entry.expectedSequence}` };
+    }
+    return { kind: 'append' };
+  }
   if (epoch < entry.producerEpoch) {
     return { kind: 'error', errorCode: ErrorCode.INVALID_PRODUCER_EPOCH, message: `Epoch ${epoch} is older than the current epoch ${entry.producerEpoch}` };
   }

@@ -1,6 +1,8 @@
 import pg from 'pg';
 import { boolArray, byteaArray, byteaArrayChunks, int2Array, int4Array, int8Array } from './binary-array.js';
 import { copyRows } from './copy-binary.js';
+import { OutcomeUnknown, runAppendStatement, settleLostAppends, type LostAppend, type Settled } from './append-outcome.js';
+import { AppendQuery, type BindValue } from './append-query.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -193,98 +195,6 @@ function batchColumns(batches: readonly BatchToAppend[], chunked: boolean): Bind
   ];
 }
 
-/** A Bind parameter: text, one binary value, or a binary value in consecutive pieces. */
-type BindValue = string | Buffer | { chunks: Buffer[]; length: number };
-
-/**
- * PostgreSQL's Bind message for the unnamed portal: text parameters as text,
- * Buffers (and pieces) in binary, results in text. Returned as the pieces to
- * write, so large parameter values are not copied into one message buffer.
- */
-function bindMessage(statement: string, values: readonly BindValue[]): Buffer[] {
-  const n = values.length;
-  const encoded = values.map((v) => (typeof v === 'string' ? Buffer.from(v, 'utf8') : v));
-  const headLength = 1 + 4 + 1 + Buffer.byteLength(statement) + 1 + 2 + 2 * n + 2;
-  let length = headLength - 1 + 4; // the length field counts itself, not the type byte; + result formats
-  for (const v of encoded) length += 4 + v.length;
-  let small = headLength;
-  for (const v of encoded) small += 4 + (Buffer.isBuffer(v) ? v.length : 0);
-  const out = Buffer.allocUnsafe(small + 4);
-  out[0] = 0x42; // 'B'
-  out.writeInt32BE(length, 1);
-  out[5] = 0; // unnamed portal
-  let pos = 6 + out.write(statement, 6, 'utf8');
-  out[pos++] = 0;
-  out.writeInt16BE(n, pos);
-  pos += 2;
-  for (const v of values) {
-    out.writeInt16BE(typeof v === 'string' ? 0 : 1, pos);
-    pos += 2;
-  }
-  out.writeInt16BE(n, pos);
-  pos += 2;
-  const pieces: Buffer[] = [];
-  let start = 0;
-  for (const v of encoded) {
-    out.writeInt32BE(v.length, pos);
-    pos += 4;
-    if (Buffer.isBuffer(v)) {
-      v.copy(out, pos);
-      pos += v.length;
-    } else {
-      pieces.push(out.subarray(start, pos), ...(v as { chunks: Buffer[] }).chunks);
-      start = pos;
-    }
-  }
-  out.writeInt16BE(1, pos); // one result format code:
-  out.writeInt16BE(0, pos + 2); // text
-  pieces.push(out.subarray(start, pos + 4));
-  return pieces;
-}
-
-interface PgConnection {
-  stream: { writable: boolean; write(chunk: Buffer): boolean };
-  parse(query: { text: string; name: string; types: number[] }): void;
-  describe(message: { type: 'P'; name: string }): void;
-  submittedNamedStatements: Record<string, string>;
-}
-
-interface PgQueryInternals {
-  text: string;
-  name: string;
-  rows: number | undefined;
-  hasBeenParsed(connection: PgConnection): boolean;
-  _getRows(connection: PgConnection, rows: number | undefined): void;
-}
-
-const PgQuery = pg.Query as unknown as new (config: { name: string; text: string; values: unknown[] }) => PgQueryInternals;
-
-/**
- * The append statement as node-postgres runs a prepared statement (Parse
- * once per connection, then Bind/Describe/Execute/Sync, results parsed by
- * pg), except that the Bind message is written in pieces: the batches'
- * bytes go to the socket straight from the request buffers they arrived in,
- * with no copy into a parameter buffer.
- */
-class AppendQuery extends PgQuery {
-  private readonly bind: Buffer[];
-
-  constructor(statement: { name: string; text: string }, values: readonly BindValue[]) {
-    super({ ...statement, values: [] });
-    this.bind = bindMessage(statement.name, values);
-  }
-
-  prepare(connection: PgConnection): void {
-    if (!this.hasBeenParsed(connection)) {
-      connection.parse({ text: this.text, name: this.name, types: [] });
-      connection.submittedNamedStatements[this.name] = this.text;
-    }
-    if (connection.stream.writable) for (const piece of this.bind) connection.stream.write(piece);
-    connection.describe({ type: 'P', name: '' });
-    this._getRows(connection, this.rows);
-  }
-}
-
 export interface Appended {
   baseOffset: bigint;
   highWatermark: bigint;
@@ -296,16 +206,22 @@ interface SharedAppend {
   partition: number;
   offsetCount: bigint;
   batches: readonly BatchToAppend[];
+  logEnd: bigint;
   bytes: number;
   resolve: (appended: Appended | null) => void;
   reject: (err: unknown) => void;
 }
+
+/** An append of a statement that was not stored (see settleLostAppends). */
+export class AppendNotStored extends Error {}
 
 /** The log's rows: appends, reads and offset look-ups. */
 export class LogStore {
   /** Small appends waiting for a shared statement (see append). */
   private readonly sharedWaiting: SharedAppend[] = [];
   private sharedInFlight = 0;
+  /** Told of each statement whose connection was lost and how its appends were settled (for the log). */
+  lostAppendObserver: ((lost: Error, settled: { topicId: string; partition: number; outcome: string }[], ms: number) => void) | null = null;
 
   constructor(private readonly pool: pg.Pool) {}
 
@@ -317,14 +233,28 @@ export class LogStore {
    * PostgreSQL far more CPU than the rows of a small batch). A statement
    * holds each partition once. Appends that open or end transactions go
    * alone.
+   *
+   * `logEnd` is the partition's log end as the caller last saw it (the
+   * append lands at or after it). If the connection is lost before the
+   * statement's answer, the outcome is settled with PostgreSQL before this
+   * resolves: the real offsets if it was committed, AppendNotStored if not
+   * (see append-outcome.ts). The caller must not append to the partition
+   * again meanwhile.
    */
-  append(topicId: string, partition: number, offsetCount: bigint, batches: readonly BatchToAppend[], txn: TxnChanges | null = null): Promise<Appended | null> {
+  append(
+    topicId: string,
+    partition: number,
+    offsetCount: bigint,
+    batches: readonly BatchToAppend[],
+    txn: TxnChanges | null = null,
+    logEnd = 0n,
+  ): Promise<Appended | null> {
     const withTxn = txn !== null && (txn.opened.length > 0 || txn.ended.length > 0);
     let bytes = 0;
     for (const b of batches) bytes += b.data.length;
-    if (withTxn || bytes > SHARED_APPEND_MAX_BYTES) return this.appendAlone(topicId, partition, offsetCount, batches, withTxn ? txn : null);
+    if (withTxn || bytes > SHARED_APPEND_MAX_BYTES) return this.appendAlone(topicId, partition, offsetCount, batches, withTxn ? txn : null, logEnd);
     return new Promise((resolve, reject) => {
-      this.sharedWaiting.push({ topicId, partition, offsetCount, batches, bytes, resolve, reject });
+      this.sharedWaiting.push({ topicId, partition, offsetCount, batches, logEnd, bytes, resolve, reject });
       this.sendShared();
     });
   }
@@ -350,13 +280,17 @@ export class LogStore {
       this.sharedInFlight++;
       const sent =
         taken.length === 1
-          ? this.appendAlone(taken[0]!.topicId, taken[0]!.partition, taken[0]!.offsetCount, taken[0]!.batches, null).then((appended) => [appended])
+          ? this.appendAlone(taken[0]!.topicId, taken[0]!.partition, taken[0]!.offsetCount, taken[0]!.batches, null, taken[0]!.logEnd).then((appended) => [appended])
           : this.appendMany(taken);
       // Counted out before the callers hear, so appends they make in reply see the statement gone.
       void sent.then(
         (results) => {
           this.sharedInFlight--;
-          taken.forEach((a, i) => a.resolve(results[i]!));
+          taken.forEach((a, i) => {
+            const result = results[i]!;
+            if (result instanceof Error) a.reject(result);
+            else a.resolve(result);
+          });
           this.sendShared();
         },
         (err: unknown) => {
@@ -368,8 +302,8 @@ export class LogStore {
     }
   }
 
-  /** Several partitions' appends in one statement; each one's result (null: no such partition), in the order given. */
-  private async appendMany(appends: readonly SharedAppend[]): Promise<(Appended | null)[]> {
+  /** Several partitions' appends in one statement; each one's result (null: no such partition; an error: not stored), in the order given. */
+  private async appendMany(appends: readonly SharedAppend[]): Promise<(Appended | null | AppendNotStored)[]> {
     for (const a of appends) if (!UUID.test(a.topicId)) throw new Error(`not a topic id: ${a.topicId}`);
     const rows = appends.flatMap((a, i) => a.batches.map((batch) => ({ idx: i + 1, batch })));
     const params: BindValue[] = [
@@ -380,13 +314,28 @@ export class LogStore {
       ...batchColumns(rows.map((r) => r.batch), true),
     ];
     const query = new AppendQuery(APPEND_MANY, params);
-    const result = (await this.pool.query(query as unknown as pg.QueryConfig)) as unknown as pg.QueryResult<{ idx: bigint; base: bigint; hw: bigint; log_start_offset: bigint }>;
+    let result: pg.QueryResult<{ idx: bigint; base: bigint; hw: bigint; log_start_offset: bigint }>;
+    try {
+      result = await runAppendStatement(this.pool, query);
+    } catch (err) {
+      if (!(err instanceof OutcomeUnknown)) throw err;
+      // One statement, one transaction: settled together, in one look-up.
+      const settled = await this.settle(appends, err);
+      return settled.map((s) => (s === 'absent' ? new AppendNotStored(`${err.message}; settled: not stored`) : s));
+    }
     const byPosition = new Map(result.rows.map((row) => [Number(row.idx), { baseOffset: row.base, highWatermark: row.hw, logStartOffset: row.log_start_offset }]));
     return appends.map((_, i) => byPosition.get(i + 1) ?? null);
   }
 
   /** One partition's append in a statement of its own (APPEND_TXN_SQL when it opens or ends transactions). */
-  private async appendAlone(topicId: string, partition: number, offsetCount: bigint, batches: readonly BatchToAppend[], txn: TxnChanges | null): Promise<Appended | null> {
+  private async appendAlone(
+    topicId: string,
+    partition: number,
+    offsetCount: bigint,
+    batches: readonly BatchToAppend[],
+    txn: TxnChanges | null,
+    logEnd: bigint,
+  ): Promise<Appended | null> {
     const txnParams = txn
       ? [
           int8Array(txn.opened.map((t) => t.producerId)),
@@ -398,9 +347,25 @@ export class LogStore {
       : [];
     const params = appendParams(topicId, partition, offsetCount, batches, true);
     const query = new AppendQuery(txn ? APPEND_TXN : APPEND, [...params, ...txnParams]);
-    const { rows } = (await this.pool.query(query as unknown as pg.QueryConfig)) as unknown as pg.QueryResult<{ base: bigint; hw: bigint; log_start_offset: bigint }>;
+    let rows: { base: bigint; hw: bigint; log_start_offset: bigint }[];
+    try {
+      ({ rows } = await runAppendStatement<{ base: bigint; hw: bigint; log_start_offset: bigint }>(this.pool, query));
+    } catch (err) {
+      if (!(err instanceof OutcomeUnknown)) throw err;
+      const [settled] = await this.settle([{ topicId, partition, logEnd, batches }], err);
+      if (settled === 'absent') throw new AppendNotStored(`${err.message}; settled: not stored`);
+      return settled!;
+    }
     const row = rows[0];
     return row ? { baseOffset: row.base, highWatermark: row.hw, logStartOffset: row.log_start_offset } : null;
+  }
+
+  private async settle(appends: readonly LostAppend[], lost: OutcomeUnknown): Promise<Settled[]> {
+    const startedAt = performance.now();
+    const settled = await settleLostAppends(this.pool, appends, lost);
+    const outcome = (s: Settled) => (s === null ? 'no such partition' : s === 'absent' ? 'not stored' : `committed at ${s.baseOffset}`);
+    this.lostAppendObserver?.(lost.lost, appends.map((a, i) => ({ topicId: a.topicId, partition: a.partition, outcome: outcome(settled[i]!) })), performance.now() - startedAt);
+    return settled;
   }
 
   /** Batches holding offsets in [from, highWatermark), up to about maxBytes (always the first if minOne). */
