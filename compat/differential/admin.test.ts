@@ -5,7 +5,7 @@ import { describe, it } from 'vitest';
 import { CreatePartitionsApi, CreateTopicsApi, DeleteRecordsApi, DeleteTopicsApi, MetadataApi, ProduceApi } from '../../src/protocol/messages/index.js';
 import { buildBatch } from '../../src/protocol/records/index.js';
 import type { RawClient } from '../../test/support/raw-client.js';
-import { expectSame, onBoth, usePair } from '../support/differential.js';
+import { createTopics, eventually, expectSame, onBoth, usePair } from '../support/differential.js';
 
 const pair = usePair({ kafka: { 'auto.create.topics.enable': false }, pgkafka: { autoCreateTopicsEnable: false } });
 
@@ -44,7 +44,7 @@ describe('differential: topic administration', () => {
         unknownConfig: await create(c, [{ name: 'a-badconfig', configs: [{ name: 'no.such.config', value: '1' }] }]),
         badConfigValue: await create(c, [{ name: 'a-badvalue', configs: [{ name: 'retention.ms', value: 'soon' }] }]),
         validateOnly: await create(c, [{ name: 'a-validated', numPartitions: 2 }], true),
-        metadata: await partitionsOf(c, ['a-made', 'a-validated', 'ok.dotted_under-score', 'a-never']),
+        metadata: await eventually(() => partitionsOf(c, ['a-made', 'a-validated', 'ok.dotted_under-score', 'a-never']), (m) => m.filter((t) => t.errorCode === 0).length === 2),
       };
     });
     expectSame(outcome);
@@ -53,7 +53,7 @@ describe('differential: topic administration', () => {
   it('CreatePartitions: grow, shrink, same count, unknown topic, validate only', async () => {
     const outcome = await onBoth(pair(), async (connect) => {
       const c = await connect();
-      await create(c, [{ name: 'p-grow', numPartitions: 2 }]);
+      await createTopics(c, [{ name: 'p-grow', numPartitions: 2 }]);
       const grow = (name: string, count: number, validateOnly = false) =>
         c.request(CreatePartitionsApi, 3, { topics: [{ name, count, assignments: null }], timeoutMs: 10_000, validateOnly }).then((r) => r.results);
       return {
@@ -62,7 +62,7 @@ describe('differential: topic administration', () => {
         same: await grow('p-grow', 4),
         shrink: await grow('p-grow', 1),
         unknown: await grow('p-none', 3),
-        metadata: await partitionsOf(c, ['p-grow']),
+        metadata: await eventually(() => partitionsOf(c, ['p-grow']), (m) => m[0]!.partitions.length === 4),
       };
     });
     expectSame(outcome);
@@ -71,13 +71,15 @@ describe('differential: topic administration', () => {
   it('DeleteRecords: inside the log, at the end, beyond it, -1, unknown partitions', async () => {
     const outcome = await onBoth(pair(), async (connect) => {
       const c = await connect();
-      await create(c, [{ name: 'r-trim', numPartitions: 2 }]);
+      await createTopics(c, [{ name: 'r-trim', numPartitions: 2 }]);
+      const produced = [];
       for (let i = 0; i < 3; i++) {
-        await c.request(ProduceApi, 11, { acks: -1, timeoutMs: 10_000, topicData: [{ name: 'r-trim', partitionData: [{ index: 0, records: buildBatch({ baseTimestamp: 1_700_000_000_000n, records: [{ key: null, value: Buffer.from(`v${i}`) }, { key: null, value: Buffer.from(`w${i}`) }] }) }] }] });
+        produced.push(await c.request(ProduceApi, 11, { acks: -1, timeoutMs: 10_000, topicData: [{ name: 'r-trim', partitionData: [{ index: 0, records: buildBatch({ baseTimestamp: 1_700_000_000_000n, records: [{ key: null, value: Buffer.from(`v${i}`) }, { key: null, value: Buffer.from(`w${i}`) }] }) }] }] }).then((r) => r.responses[0]!.partitionResponses[0]!.errorCode));
       }
       const trim = (partitions: { partitionIndex: number; offset: bigint }[], name = 'r-trim') =>
         c.request(DeleteRecordsApi, 2, { topics: [{ name, partitions }], timeoutMs: 10_000 }).then((r) => r.topics);
       return {
+        produced,
         inside: await trim([{ partitionIndex: 0, offset: 3n }]),
         backwards: await trim([{ partitionIndex: 0, offset: 1n }]),
         beyond: await trim([{ partitionIndex: 0, offset: 7n }]),
@@ -93,7 +95,7 @@ describe('differential: topic administration', () => {
   it('DeleteTopics: by name, twice, unknown', async () => {
     const outcome = await onBoth(pair(), async (connect) => {
       const c = await connect();
-      await create(c, [{ name: 'x-doomed' }]);
+      await createTopics(c, [{ name: 'x-doomed', numPartitions: 1 }]);
       const del = (names: string[]) =>
         c.request(DeleteTopicsApi, 6, { topics: names.map((name) => ({ name, topicId: '00000000-0000-0000-0000-000000000000' })), timeoutMs: 10_000 }).then((r) => r.responses);
       const byId = (topicId: string) =>

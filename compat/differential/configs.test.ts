@@ -3,9 +3,9 @@
 // v5+ reports, and what IncrementalAlterConfigs accepts or refuses — sent as
 // the same raw requests to a real Apache Kafka and to pgkafka.
 import { describe, it } from 'vitest';
-import { CreateTopicsApi, DescribeConfigsApi, IncrementalAlterConfigsApi, MetadataApi } from '../../src/protocol/messages/index.js';
+import { DescribeConfigsApi, IncrementalAlterConfigsApi, MetadataApi } from '../../src/protocol/messages/index.js';
 import type { RawClient } from '../../test/support/raw-client.js';
-import { expectSame, onBoth, usePair } from '../support/differential.js';
+import { createTopics, eventually, expectSame, onBoth, usePair } from '../support/differential.js';
 
 const pair = usePair();
 const TOPIC = 2;
@@ -22,15 +22,6 @@ async function describeConfigs(c: RawClient, resourceType: number, resourceName:
   }));
 }
 
-async function until<T>(read: () => Promise<T>, done: (r: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const r = await read();
-    if (done(r) || Date.now() > deadline) return r;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 async function alter(c: RawClient, resourceType: number, resourceName: string, configs: { name: string; configOperation: number; value: string | null }[], validateOnly = false) {
   const res = await c.request(IncrementalAlterConfigsApi, 1, { resources: [{ resourceType, resourceName, configs }], validateOnly });
   return res.responses;
@@ -40,10 +31,7 @@ describe('differential: configs', () => {
   it('a topic: every config as created, then set, appended and deleted', async () => {
     const outcome = await onBoth(pair(), async (connect) => {
       const c = await connect();
-      const created = await c.request(CreateTopicsApi, 7, {
-        topics: [{ name: 'c-topic', numPartitions: 1, replicationFactor: 1, configs: [{ name: 'retention.ms', value: '3600000' }, { name: 'cleanup.policy', value: 'compact' }] }],
-        timeoutMs: 10_000,
-      });
+      const created = await createTopics(c, [{ name: 'c-topic', numPartitions: 1, configs: [{ name: 'retention.ms', value: '3600000' }, { name: 'cleanup.policy', value: 'compact' }] }]);
       return {
         createdConfigs: created.topics[0]!.configs?.sort((a, b) => a.name.localeCompare(b.name)),
         described: await describeConfigs(c, TOPIC, 'c-topic'),
@@ -70,9 +58,9 @@ describe('differential: configs', () => {
         setClusterDefault: await alter(c, BROKER, '', [{ name: 'log.cleanup.policy', configOperation: SET, value: 'compact' }]),
         readOnly: await alter(c, BROKER, node, [{ name: 'num.partitions', configOperation: SET, value: '3' }]),
         // Kafka's brokers apply a config change when they replay the metadata log: read until it shows.
-        afterDynamic: await until(() => describeConfigs(c, BROKER, node, ['log.retention.ms', 'log.cleanup.policy']), (r) => r[0]!.configs.some((x) => x.name === 'log.cleanup.policy' && x.value === 'compact')),
+        afterDynamic: await eventually(() => describeConfigs(c, BROKER, node, ['log.retention.ms', 'log.cleanup.policy']), (r) => r[0]!.configs.some((x) => x.name === 'log.cleanup.policy' && x.value === 'compact')),
         clusterDefaults: await describeConfigs(c, BROKER, ''),
-        topicSeesDefaults: await c.request(CreateTopicsApi, 7, { topics: [{ name: 'c-defaults', numPartitions: 1, replicationFactor: 1 }], timeoutMs: 10_000 })
+        topicSeesDefaults: await createTopics(c, [{ name: 'c-defaults', numPartitions: 1 }])
           .then(() => describeConfigs(c, TOPIC, 'c-defaults', ['retention.ms', 'cleanup.policy'])),
       };
     });

@@ -4,11 +4,11 @@
 // and the refusals around it.
 import { describe, it } from 'vitest';
 import {
-  CreateTopicsApi, DescribeGroupsApi, HeartbeatApi, JoinGroupApi, LeaveGroupApi, ListGroupsApi, OffsetCommitApi, OffsetFetchApi, SyncGroupApi,
+  DescribeGroupsApi, HeartbeatApi, JoinGroupApi, LeaveGroupApi, ListGroupsApi, OffsetCommitApi, OffsetFetchApi, SyncGroupApi,
 } from '../../src/protocol/messages/index.js';
 import { subscription } from '../../test/support/consumer-protocol.js';
 import type { RawClient } from '../../test/support/raw-client.js';
-import { awaitCoordinator, expectSame, onBoth, usePair } from '../support/differential.js';
+import { awaitCoordinator, createTopics, expectSame, onBoth, usePair } from '../support/differential.js';
 
 const pair = usePair();
 
@@ -44,7 +44,7 @@ describe('differential: classic groups', () => {
   it('one member: KIP-394 member id, join, sync, heartbeat, commit, fetch, describe, leave', async () => {
     const outcome = await onBoth(pair(), async (connect) => {
       const c = await connect();
-      await c.request(CreateTopicsApi, 7, { topics: [{ name: 'g-topic', numPartitions: 2, replicationFactor: 1 }], timeoutMs: 10_000 });
+      await createTopics(c, [{ name: 'g-topic', numPartitions: 2 }]);
       await awaitCoordinator(c, ['g-one', 'g-never']);
       const first = await join(c, 'g-one', '');
       const joined = await join(c, 'g-one', first.memberId);

@@ -2,10 +2,10 @@
 // raw requests to a real Apache Kafka and to pgkafka (compat/support/differential.ts
 // names the differences allowed on purpose).
 import { describe, it } from 'vitest';
-import { CreateTopicsApi, FetchApi, ListOffsetsApi, ProduceApi } from '../../src/protocol/messages/index.js';
+import { FetchApi, ListOffsetsApi, ProduceApi } from '../../src/protocol/messages/index.js';
 import { buildBatch, Compression, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
 import type { RawClient } from '../../test/support/raw-client.js';
-import { expectSame, onBoth, usePair } from '../support/differential.js';
+import { createTopics, expectSame, onBoth, usePair } from '../support/differential.js';
 
 const pair = usePair();
 const T0 = 1_700_000_000_000n;
@@ -26,7 +26,7 @@ function absurd(b: Buffer, length: number): Buffer {
 }
 
 async function createTopic(c: RawClient, name: string, numPartitions = 1, configs: { name: string; value: string }[] = []) {
-  const res = await c.request(CreateTopicsApi, 7, { topics: [{ name, numPartitions, replicationFactor: 1, configs }], timeoutMs: 10_000 });
+  const res = await createTopics(c, [{ name, numPartitions, configs }]);
   return res.topics.map((t) => ({ name: t.name, errorCode: t.errorCode, numPartitions: t.numPartitions, replicationFactor: t.replicationFactor }));
 }
 

@@ -3,10 +3,10 @@
 // read_committed consumer sees them — sent as the same raw requests to a real
 // Apache Kafka and to pgkafka.
 import { describe, it } from 'vitest';
-import { AddOffsetsToTxnApi, AddPartitionsToTxnApi, CreateTopicsApi, EndTxnApi, FetchApi, InitProducerIdApi, ProduceApi, TxnOffsetCommitApi } from '../../src/protocol/messages/index.js';
+import { AddOffsetsToTxnApi, AddPartitionsToTxnApi, EndTxnApi, FetchApi, InitProducerIdApi, ProduceApi, TxnOffsetCommitApi } from '../../src/protocol/messages/index.js';
 import { buildBatch, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
 import type { RawClient } from '../../test/support/raw-client.js';
-import { awaitCoordinator, expectSame, onBoth, usePair } from '../support/differential.js';
+import { awaitCoordinator, createTopics, expectSame, onBoth, usePair } from '../support/differential.js';
 
 const pair = usePair();
 const T0 = 1_700_000_000_000n;
@@ -89,7 +89,7 @@ describe('differential: producers', () => {
   it('idempotence: in-order sequences, a duplicate, a gap, a new epoch, a stale epoch', async () => {
     const outcome = await onBoth(pair(), async (connect) => {
       const c = await connect();
-      await c.request(CreateTopicsApi, 7, { topics: [{ name: 'i-seq', numPartitions: 1, replicationFactor: 1 }], timeoutMs: 10_000 });
+      await createTopics(c, [{ name: 'i-seq', numPartitions: 1 }]);
       const p = await initProducer(c, null);
       const bumped = { producerId: p.producerId, producerEpoch: p.producerEpoch + 1 };
       return {
@@ -111,7 +111,7 @@ describe('differential: producers', () => {
   it('transactions: commit and abort as read_committed and read_uncommitted consumers see them', async () => {
     const outcome = await onBoth(pair(), async (connect) => {
       const c = await connect();
-      await c.request(CreateTopicsApi, 7, { topics: [{ name: 't-log', numPartitions: 1, replicationFactor: 1 }], timeoutMs: 10_000 });
+      await createTopics(c, [{ name: 't-log', numPartitions: 1 }]);
       await awaitCoordinator(c, ['t-one'], 1);
       const p = await initProducer(c, 't-one');
       const add = () =>
@@ -142,7 +142,7 @@ describe('differential: producers', () => {
   it('transactions: fencing by a second InitProducerId, and offsets sent to the transaction', async () => {
     const outcome = await onBoth(pair(), async (connect) => {
       const c = await connect();
-      await c.request(CreateTopicsApi, 7, { topics: [{ name: 't-fenced', numPartitions: 1, replicationFactor: 1 }], timeoutMs: 10_000 });
+      await createTopics(c, [{ name: 't-fenced', numPartitions: 1 }]);
       await awaitCoordinator(c, ['t-two'], 1);
       await awaitCoordinator(c, ['t-group']);
       const old = await initProducer(c, 't-two');

@@ -14,7 +14,7 @@
 import { afterAll, beforeAll, expect } from 'vitest';
 import { ZERO_UUID } from '../../src/protocol/codec/types.js';
 import { startTestBroker, type TestBroker } from '../../test/support/broker.js';
-import { DescribeGroupsApi, FindCoordinatorApi } from '../../src/protocol/messages/index.js';
+import { CreateTopicsApi, DescribeGroupsApi, FindCoordinatorApi, ListOffsetsApi, MetadataApi, type CreateTopicsResponse } from '../../src/protocol/messages/index.js';
 import { RawClient } from '../../test/support/raw-client.js';
 import { startApacheKafka, type ApacheKafka } from './apache-kafka.js';
 
@@ -75,6 +75,42 @@ export async function onBoth<T>(pair: Pair, scenario: (connect: () => Promise<Ra
 export function expectSame(outcome: Record<Side, unknown>): void {
   if (process.env.DIFF_DUMP) console.log(JSON.stringify(outcome, null, 1));
   expect(outcome.pgkafka).toEqual(outcome.kafka);
+}
+
+/**
+ * Reads until `done` holds (at most 10 s), for what Kafka's brokers apply asynchronously: a
+ * broker learns of topic, partition and config changes by replaying the metadata log, so a read
+ * right after the change may still show the old state.
+ */
+export async function eventually<T>(read: () => Promise<T>, done: (r: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const r = await read();
+    if (done(r) || Date.now() > deadline) return r;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * CreateTopics v7, then waits, as clients do before producing (kafkajs's waitForLeaders), until
+ * Metadata names a leader for every partition of the topics it created.
+ */
+export async function createTopics(c: RawClient, topics: { name: string; numPartitions: number; configs?: { name: string; value: string | null }[] }[]): Promise<CreateTopicsResponse> {
+  const res = await c.request(CreateTopicsApi, 7, { topics: topics.map((t) => ({ ...t, replicationFactor: 1, configs: t.configs ?? [] })), timeoutMs: 10_000 });
+  const created = res.topics.filter((t) => t.errorCode === 0).map((t) => t.name);
+  if (created.length > 0) {
+    const md = await eventually(
+      () => c.request(MetadataApi, 12, { topics: created.map((name) => ({ name })), allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false }),
+      (m) => m.topics.every((t) => t.errorCode === 0 && t.partitions.length > 0 && t.partitions.every((p) => p.leaderId >= 0)),
+    );
+    // Named leader is not yet serving leader: wait until every partition answers ListOffsets.
+    const topicsAsked = md.topics.map((t) => ({ name: t.name!, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, currentLeaderEpoch: -1, timestamp: -1n })) }));
+    await eventually(
+      () => c.request(ListOffsetsApi, 7, { replicaId: -1, isolationLevel: 0, topics: topicsAsked }),
+      (r) => r.topics.every((t) => t.partitions.every((p) => p.errorCode === 0)),
+    );
+  }
+  return res;
 }
 
 /**
