@@ -111,7 +111,20 @@ export const PASSING: Record<Client, readonly Scenario[]> = {
     'read: from an absolute offset',
     'consume: consumer group',
   ],
-  'pypi-kafka-python': [],
+  'pypi-kafka-python': [
+    'admin: create topics',
+    'admin: list topics and metadata',
+    'admin: delete topics',
+    'offsets: earliest and latest',
+    'offsets: by timestamp',
+    'roundtrip: none',
+    'roundtrip: gzip',
+    'roundtrip: snappy',
+    'roundtrip: lz4',
+    'roundtrip: zstd',
+    'read: from an absolute offset',
+    'consume: consumer group',
+  ],
   aiokafka: [],
 };
 
