@@ -94,6 +94,12 @@ const scenarios: ScenarioFns = {
     const [, , res] = (await batch([createStep('aio-seek'), produceStep('aio-seek', recs, 'lz4'), ['consume', { topic: 'aio-seek', partitions: [0, 2], offset: 2 }]])) as [Created, Produced, Consumed];
     expectRecords(fromJson(res.records), recs.filter((r) => r.partition !== 1), { from: { 0: 2, 2: 2 } });
   },
+  'read: relative to the end': async () => {
+    const recs = dataset('aio-tail');
+    const [, , res] = (await batch([createStep('aio-tail'), produceStep('aio-tail', recs, 'gzip'), ['consume', { topic: 'aio-tail', partitions: [0, 1, 2], from_end: 2 }]])) as [Created, Produced, Consumed];
+    // end_offsets() - 2, then seek(): the last two records of each partition.
+    expectRecords(fromJson(res.records), recs, { from: { 0: 3, 1: 3, 2: 3 } });
+  },
   'consume: consumer group': async () => {
     const topic = 'aio-group';
     const first = dataset(topic);

@@ -96,6 +96,14 @@ const scenarios: ScenarioFns = {
     expect(res.errors).toEqual([]);
     expectRecords(fromJson(res.records), recs.filter((r) => r.partition !== 1), { from: { 0: 2, 2: 2 } });
   },
+  'read: relative to the end': async () => {
+    const recs = dataset('pck-tail');
+    // librdkafka's OFFSET_TAIL(2) is the logical offset -2000 - 2: the last two records of each partition.
+    const [, , res] = (await batch([createStep('pck-tail'), produceStep('pck-tail', recs, 'gzip'), ['consume', { topic: 'pck-tail', partitions: [0, 1, 2], offset: -2002 }]])) as [Created, Produced, Consumed];
+    expect(res.errors).toEqual([]);
+    expect(res.eof).toEqual([0, 1, 2]);
+    expectRecords(fromJson(res.records), recs, { from: { 0: 3, 1: 3, 2: 3 } });
+  },
   'consume: consumer group': async () => {
     const topic = 'pck-group';
     const first = dataset(topic);

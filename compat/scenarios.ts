@@ -109,6 +109,7 @@ export const PASSING: Record<Client, readonly Scenario[]> = {
     'roundtrip: lz4',
     'roundtrip: zstd',
     'read: from an absolute offset',
+    'read: relative to the end',
     'consume: consumer group',
   ],
   'pypi-kafka-python': [
@@ -137,6 +138,7 @@ export const PASSING: Record<Client, readonly Scenario[]> = {
     'roundtrip: lz4',
     'roundtrip: zstd',
     'read: from an absolute offset',
+    'read: relative to the end',
     'consume: consumer group',
   ],
 };

@@ -2,7 +2,7 @@
 
 Usage: <venv python> pypi_aiokafka.py COMMAND < request.json > answer.json
 Keys, values and header values travel as base64 (null stays null).
-Commands: create, list, delete, produce, consume (assign + seek, no group),
+Commands: create, list, delete, produce, consume (assign + seek, no group; from_end: N before the end),
 offsets, group (two members: subscribe, commit, a second member joins),
 admin (configs, partitions, groups), idempotent, txn (transactions and a
 read_committed reader), batch ({"steps": [[command, request], ...]} in one process).
@@ -90,7 +90,9 @@ async def consume(req):
         c.assign(tps)
         ends = await c.end_offsets(tps)
         for tp in tps:
-            if req.get("offset") is None:
+            if req.get("from_end") is not None:
+                c.seek(tp, max(0, ends[tp] - req["from_end"]))
+            elif req.get("offset") is None:
                 await c.seek_to_beginning(tp)
             else:
                 c.seek(tp, req["offset"])
