@@ -82,19 +82,21 @@ async def produce(req, extra=None):
 
 
 async def consume(req):
+    # assign() starts resolving each position by auto_offset_reset in the background; a seek_to_beginning() racing
+    # with that lookup can lose to it (seen: a partition read from its end). So: reset to earliest, wait for
+    # the positions, then seek.
     c = AIOKafkaConsumer(bootstrap_servers=req["bootstrap"], enable_auto_commit=False, client_id="compat-aiokafka",
-                         isolation_level=req.get("isolation", "read_uncommitted"))
+                         auto_offset_reset="earliest", isolation_level=req.get("isolation", "read_uncommitted"))
     await c.start()
     try:
         tps = [TopicPartition(req["topic"], p) for p in req["partitions"]]
         c.assign(tps)
         ends = await c.end_offsets(tps)
         for tp in tps:
+            await c.position(tp)
             if req.get("from_end") is not None:
                 c.seek(tp, max(0, ends[tp] - req["from_end"]))
-            elif req.get("offset") is None:
-                await c.seek_to_beginning(tp)
-            else:
+            elif req.get("offset") is not None:
                 c.seek(tp, req["offset"])
         out, deadline = [], time.time() + 20
         while time.time() < deadline:
@@ -263,11 +265,11 @@ async def txn(req):
     finally:
         await a.close()
     for isolation in ("read_committed", "read_uncommitted"):
-        c = AIOKafkaConsumer(bootstrap_servers=req["bootstrap"], enable_auto_commit=False, isolation_level=isolation)
+        c = AIOKafkaConsumer(bootstrap_servers=req["bootstrap"], enable_auto_commit=False, isolation_level=isolation,
+                             auto_offset_reset="earliest")
         await c.start()
         try:
             c.assign([tp])
-            await c.seek_to_beginning(tp)
             end = (await c.end_offsets([tp]))[tp]
             values, deadline = [], time.time() + 15
             while await c.position(tp) < end and time.time() < deadline:
