@@ -1,0 +1,157 @@
+"""kafka-python 3.x from PyPI driven by compat/pypi-kafka-python.test.ts.
+
+Usage: <venv python> pypi_kafka_python.py COMMAND < request.json > answer.json
+Keys, values and header values travel as base64 (null stays null).
+Reuses kafka_python_client.py (the 2.0.2 runner) for produce, consume, list and
+offsets: KafkaProducer/KafkaConsumer kept their API. KafkaAdminClient's changed
+in 3.0 (answers are dicts), so create, delete and admin are written here. Adds:
+  offsets  earliest/latest and offsets_for_times
+  group    two members of one group: subscribe, consume, commit; a second member joins
+  admin    configs, partitions, groups and their offsets
+  batch    {"steps": [[command, request], ...]}: several commands in one process
+"""
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kafka_python_client as kp  # noqa: E402
+from kafka import KafkaConsumer, TopicPartition  # noqa: E402
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient  # noqa: E402
+from kafka.structs import OffsetAndMetadata  # noqa: E402
+
+
+def admin_client(req):
+    return KafkaAdminClient(bootstrap_servers=req["bootstrap"], request_timeout_ms=10000, client_id="compat-kafka-python-3")
+
+
+def create(req):
+    a = admin_client(req)
+    res = a.create_topics({t["name"]: {"num_partitions": t["partitions"], "replication_factor": 1, "configs": t.get("configs") or {}}
+                           for t in req["topics"]}, raise_errors=False)
+    a.close()
+    return {"errors": [[t["name"], t["error_code"]] for t in res["topics"]]}
+
+
+def delete(req):
+    a = admin_client(req)
+    res = a.delete_topics(req["topics"], raise_errors=False)
+    a.close()
+    return {"errors": [[t["name"], t["error_code"]] for t in res["topics"]]}
+
+
+def offsets(req):
+    res = kp.offsets(req)
+    c = KafkaConsumer(bootstrap_servers=req["bootstrap"], enable_auto_commit=False)
+    tps = [TopicPartition(req["topic"], p) for p in req["partitions"]]
+    res["by_timestamp"] = {}
+    for ts in req.get("timestamps", []):
+        found = c.offsets_for_times({tp: ts for tp in tps})
+        res["by_timestamp"][str(ts)] = [None if found[tp] is None else found[tp].offset for tp in tps]
+    c.close()
+    return res
+
+
+def record(m):
+    return {"partition": m.partition, "offset": m.offset, "key": kp.b64(m.key), "value": kp.b64(m.value),
+            "headers": [[k, kp.b64(v)] for k, v in m.headers]}
+
+
+def member(req, name):
+    c = KafkaConsumer(bootstrap_servers=req["bootstrap"], group_id=req["group"], client_id=name, enable_auto_commit=False,
+                      auto_offset_reset="earliest", session_timeout_ms=6000, heartbeat_interval_ms=500,
+                      metadata_max_age_ms=2000)
+    c.subscribe([req["topic"]])
+    return c
+
+
+def poll_into(c, got, errors):
+    for tp, msgs in c.poll(timeout_ms=100).items():
+        for m in msgs:
+            got.append(record(m))
+        if msgs:
+            c.commit({tp: OffsetAndMetadata(msgs[-1].offset + 1, "", -1)})
+
+
+def group(req):
+    """A joins alone and reads the `first` records already there, committing; B joins; `records` are produced and both read them."""
+    out = {"errors": []}
+    tps = [TopicPartition(req["topic"], p) for p in range(req["partitions"])]
+    a = member(req, "member-a")
+    got_a, deadline = [], time.time() + 20
+    while len(got_a) < req["first"] and time.time() < deadline:
+        poll_into(a, got_a, out["errors"])
+    out["a_alone"] = {"assigned": sorted(tp.partition for tp in a.assignment()), "records": got_a}
+    out["committed_before_b"] = [a.committed(tp) for tp in tps]
+    b = member(req, "member-b")
+    deadline = time.time() + 25
+    early = []
+    # Both must poll: A rejoins from its poll loop, B joins from its own.
+    while time.time() < deadline:
+        poll_into(a, early, out["errors"])
+        poll_into(b, early, out["errors"])
+        sa, sb = [tp.partition for tp in a.assignment()], [tp.partition for tp in b.assignment()]
+        if sa and sb and sorted(sa + sb) == list(range(req["partitions"])):
+            break
+    out["early"] = early
+    out["after_join"] = {"a": sorted(tp.partition for tp in a.assignment()), "b": sorted(tp.partition for tp in b.assignment())}
+    out["produced"] = kp.produce({"bootstrap": req["bootstrap"], "topic": req["topic"], "codec": "none", "records": req["records"]})["delivered"]
+    got = {"a": [], "b": []}
+    deadline = time.time() + 20
+    while len(got["a"]) + len(got["b"]) < len(req["records"]) and time.time() < deadline:
+        poll_into(a, got["a"], out["errors"])
+        poll_into(b, got["b"], out["errors"])
+    out["after"] = got
+    out["committed"] = [b.committed(tp) for tp in tps]
+    a.close()
+    b.close()
+    return out
+
+
+def attempt(f):
+    try:
+        return [None, f()]
+    except Exception as e:  # noqa: BLE001 - reported, not raised
+        return [type(e).__name__, None]
+
+
+def admin(req):
+    a = admin_client(req)
+    topic, grp = req["topic"], req["group"]
+    res = {}
+    keys = ["retention.ms", "cleanup.policy", "compression.type"]
+
+    def describe():
+        d = a.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic, keys)], config_filter="all")
+        cfg = d["topic"][topic]
+        return {k: [cfg[k]["value"], cfg[k]["config_source"]] for k in keys if k in cfg}
+
+    res["describe"] = attempt(describe)
+    res["alter"] = attempt(lambda: str(a.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic, {"retention.ms": "3600000", "cleanup.policy": "compact"})])))
+    res["after_alter"] = attempt(describe)
+    res["create_partitions"] = attempt(lambda: a.create_partitions({topic: 5}, raise_errors=False).to_dict()["results"])
+    res["fewer_partitions"] = attempt(lambda: a.create_partitions({topic: 2}, raise_errors=False).to_dict()["results"])
+    c = KafkaConsumer(bootstrap_servers=req["bootstrap"], enable_auto_commit=False, group_id=grp)
+    res["partitions"] = sorted(c.partitions_for_topic(topic) or [])
+    # Offsets committed without joining (a simple consumer group).
+    c.commit({TopicPartition(topic, 0): OffsetAndMetadata(3, "", -1), TopicPartition(topic, 1): OffsetAndMetadata(1, "", -1)})
+    c.close()
+    res["list_groups"] = attempt(lambda: sorted(g["group_id"] for g in a.list_groups()))
+    res["describe_group"] = attempt(lambda: {k: v for k, v in a.describe_groups([grp])[grp].items() if k in ("group_state", "protocol_type", "members", "error")})
+    res["group_offsets"] = attempt(lambda: sorted([tp.partition, om.offset] for tp, om in a.list_group_offsets({grp: None})[grp].items()))
+    res["delete_group"] = attempt(lambda: [[g, str(e)] for g, e in a.delete_groups([grp]).items()])
+    res["groups_after_delete"] = attempt(lambda: sorted(g["group_id"] for g in a.list_groups()))
+    a.close()
+    return res
+
+
+def batch(req):
+    return [COMMANDS[cmd]({"bootstrap": req["bootstrap"], **r}) for cmd, r in req["steps"]]
+
+
+COMMANDS = {**kp.COMMANDS, "create": create, "delete": delete, "offsets": offsets, "group": group, "admin": admin, "batch": batch}
+
+if __name__ == "__main__":
+    request = json.load(sys.stdin)
+    json.dump(COMMANDS[sys.argv[1]](request), sys.stdout, default=str)

@@ -1,0 +1,28 @@
+// The Python clients from PyPI (compat/python/requirements.txt) live in a
+// virtual environment the project makes (.ci/run, or by hand:
+// `/usr/bin/python3 -m venv .cache/pyvenv && .cache/pyvenv/bin/pip install -r compat/python/requirements.txt`).
+// The Debian clients keep /usr/bin/python3 (spawn.ts PYTHON); the venv does
+// not see Debian's site-packages, so each process has one version of each client.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { runOk, type RunResult } from './spawn.js';
+
+export const VENV_PYTHON = fileURLToPath(new URL('../../.cache/pyvenv/bin/python', import.meta.url));
+
+const script = (name: string) => fileURLToPath(new URL(`../python/${name}`, import.meta.url));
+
+function venvPython(): string {
+  if (!existsSync(VENV_PYTHON)) throw new Error(`no Python venv at ${VENV_PYTHON}: run .ci/run, or make it as compat/support/python.ts says`);
+  return VENV_PYTHON;
+}
+
+/** Runs compat/python/`name` with the venv's python and `args`; fails unless it exits 0 in time. */
+export function runVenvScript(name: string, args: string[], timeoutMs = 30_000): Promise<RunResult> {
+  return runOk(venvPython(), [script(name), ...args], { timeoutMs });
+}
+
+/** Like spawn.ts runPythonJson (JSON request on stdin, JSON answer on stdout), with the venv's python. */
+export async function runVenvPythonJson<T>(name: string, command: string, request: unknown, timeoutMs = 30_000): Promise<T> {
+  const r = await runOk(venvPython(), [script(name), command], { input: JSON.stringify(request), timeoutMs });
+  return JSON.parse(r.stdout.toString('utf8')) as T;
+}
