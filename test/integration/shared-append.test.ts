@@ -140,6 +140,31 @@ describe('appends of several partitions in one statement', () => {
     expect(Math.max(...[...partitionsPerTransaction.values()].map((s) => s.size))).toBeGreaterThan(1);
   });
 
+  it('sends no statement for a partition while another statement holding it is in flight', async () => {
+    const topicId = await createTopic('shared-in-flight', 2);
+    const store = new LogStore(pool);
+    // Another transaction holds partition 0's row: the first append's statement waits on it.
+    const holder = new pg.Client({ connectionString: broker.databaseUrl, options: `-c search_path=${broker.schema}` });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM partitions WHERE topic_id = $1 AND partition = 0 FOR UPDATE', [topicId]);
+      const first = store.append(topicId, 0, 1n, [batchOf('first')]);
+      const second = store.append(topicId, 0, 1n, [batchOf('second')]);
+      const other = await store.append(topicId, 1, 1n, [batchOf('other')]);
+      expect(other!.baseOffset).toBe(0n);
+      // Two statements of one partition in flight at once could commit in either order.
+      const waiting = await holder.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%partitions%'",
+      );
+      expect(waiting.rows[0]!.n).toBe(1);
+      await holder.query('COMMIT');
+      expect([(await first)!.baseOffset, (await second)!.baseOffset]).toEqual([0n, 1n]);
+    } finally {
+      await holder.end();
+    }
+  });
+
   it('puts two appends of one partition in different statements, in the order they came', async () => {
     const topicId = await createTopic('shared-same-partition', 4);
     const store = new LogStore(pool);

@@ -220,6 +220,8 @@ export class LogStore {
   /** Small appends waiting for a shared statement (see append). */
   private readonly sharedWaiting: SharedAppend[] = [];
   private sharedInFlight = 0;
+  /** The partitions (topic id:partition) that the shared statements in flight append to. */
+  private readonly partitionsInFlight = new Set<string>();
   /** Told of each statement whose connection was lost and how its appends were settled (for the log). */
   lostAppendObserver: ((lost: Error, settled: { topicId: string; partition: number; outcome: string }[], ms: number) => void) | null = null;
 
@@ -261,23 +263,32 @@ export class LogStore {
 
   private sendShared(): void {
     while (this.sharedInFlight < SHARED_STATEMENTS_IN_FLIGHT && this.sharedWaiting.length > 0) {
-      // In arrival order, up to the byte bound, each partition once: an append
-      // left for the next statement holds back the later ones of its partition.
+      // In arrival order, up to the byte bound, each partition once, and none
+      // that a statement in flight holds (two statements in flight commit in
+      // either order): an append left for a later statement holds back the
+      // later ones of its partition.
       const taken: SharedAppend[] = [];
       const left: SharedAppend[] = [];
       const seen = new Set<string>();
       let bytes = 0;
       for (const a of this.sharedWaiting) {
         const key = `${a.topicId}:${a.partition}`;
-        if (taken.length > 0 && (seen.has(key) || bytes + a.bytes > SHARED_STATEMENT_MAX_BYTES)) left.push(a);
+        if (seen.has(key) || this.partitionsInFlight.has(key) || (taken.length > 0 && bytes + a.bytes > SHARED_STATEMENT_MAX_BYTES)) left.push(a);
         else {
           taken.push(a);
           bytes += a.bytes;
         }
         seen.add(key);
       }
+      if (taken.length === 0) return;
       this.sharedWaiting.splice(0, this.sharedWaiting.length, ...left);
       this.sharedInFlight++;
+      const keys = taken.map((a) => `${a.topicId}:${a.partition}`);
+      for (const k of keys) this.partitionsInFlight.add(k);
+      const done = () => {
+        this.sharedInFlight--;
+        for (const k of keys) this.partitionsInFlight.delete(k);
+      };
       const sent =
         taken.length === 1
           ? this.appendAlone(taken[0]!.topicId, taken[0]!.partition, taken[0]!.offsetCount, taken[0]!.batches, null, taken[0]!.logEnd).then((appended) => [appended])
@@ -285,7 +296,7 @@ export class LogStore {
       // Counted out before the callers hear, so appends they make in reply see the statement gone.
       void sent.then(
         (results) => {
-          this.sharedInFlight--;
+          done();
           taken.forEach((a, i) => {
             const result = results[i]!;
             if (result instanceof Error) a.reject(result);
@@ -294,7 +305,7 @@ export class LogStore {
           this.sendShared();
         },
         (err: unknown) => {
-          this.sharedInFlight--;
+          done();
           taken.forEach((a) => a.reject(err));
           this.sendShared();
         },
