@@ -1,0 +1,277 @@
+// Apache Kafka's Java client, kafka-clients 4.4.0 (compat/java/client): its
+// KafkaProducer with the defaults (idempotence on, acks=all) and every codec,
+// a group-less KafkaConsumer (assign + seek, offsetsForTimes, beginning and
+// end offsets), classic consumer groups (rebalance, cooperative-sticky,
+// static membership), the Admin API, and read-process-write transactions.
+// Each describe runs its operations in one JVM (compat/support/java.ts) and
+// its tests check what the client answered and what PostgreSQL holds.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseBatches } from '../src/protocol/records/index.js';
+import { startTestBroker, type TestBroker } from '../test/support/broker.js';
+import { runScenarios, type ScenarioFns } from './scenarios.js';
+import { runJavaClient, type JavaOp, type JavaResults } from './support/java.js';
+import { dataset, expectRecords, expectStoredCodec, fromJson, readStored, toJson, type Codec, type Rec } from './support/records.js';
+
+let broker: TestBroker;
+beforeAll(async () => {
+  broker = await startTestBroker({ autoCreateTopicsEnable: false });
+});
+afterAll(async () => {
+  await broker?.destroy();
+});
+
+const CODECS: Codec[] = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
+const create = (id: string, topics: [string, number][], configs: Record<string, string> = {}): JavaOp => ({ id, op: 'createTopics', topics: topics.map(([name, partitions]) => ({ name, partitions, configs })) });
+const produce = (id: string, topic: string, recs: Rec[], config: Record<string, string> = {}, timestamps?: number[]): JavaOp => ({
+  id,
+  op: 'produce',
+  topic,
+  config,
+  records: toJson(recs).map((r, i) => ({ ...r, timestamp: timestamps?.[i] ?? null })),
+});
+const consume = (id: string, topic: string, partitions: number[], extra: Record<string, unknown> = {}): JavaOp => ({ id, op: 'consume', topic, partitions, ...extra });
+
+/** Offsets 0..n-1 per partition, in the order the records were given. */
+function offsetsInOrder(recs: Rec[]) {
+  const next = new Map<number, number>();
+  return recs.map((r) => {
+    const o = next.get(r.partition) ?? 0;
+    next.set(r.partition, o + 1);
+    return { partition: r.partition, offset: o };
+  });
+}
+
+/** Producer ids of the stored batches: an idempotent producer writes its id and sequences into every batch. */
+async function storedProducers(topic: string) {
+  const rows = await broker.query<{ data: Buffer }>('SELECT b.data FROM batches b JOIN topics t USING (topic_id) WHERE t.name = $1', [topic]);
+  return rows.flatMap((r) => parseBatches(r.data, { mode: 'log' }).batches.map((h) => ({ producerId: h.producerId, baseSequence: h.baseSequence })));
+}
+
+const T0 = 1_700_000_000_000;
+
+describe('records and topics', () => {
+  const recs = Object.fromEntries(CODECS.map((c) => [c, dataset(`jc-${c}`)])) as Record<Codec, Rec[]>;
+  const offsetsRecs = dataset('jc-offsets').filter((r) => r.partition !== 2);
+  const tsRecs = dataset('jc-ts', { partitions: 1 });
+  const seekRecs = dataset('jc-seek');
+  let res: JavaResults;
+
+  beforeAll(async () => {
+    res = await runJavaClient(broker.bootstrap, [
+      create('create', [['jc-admin-a', 2], ['jc-admin-b', 5], ['jc-list', 3], ['jc-del', 3], ['jc-offsets', 3], ['jc-ts', 1], ['jc-seek', 3], ['jc-parts', 3], ['jc-delrec', 2], ['jc-cfg', 1]]),
+      create('create-codecs', CODECS.map((c) => [`jc-${c}`, 3])),
+      { id: 'create-again', op: 'createTopics', topics: [{ name: 'jc-admin-a', partitions: 2 }] },
+      { id: 'cluster', op: 'describeCluster' },
+      { id: 'describe', op: 'describeTopics', topics: ['jc-admin-a', 'jc-admin-b', 'jc-list', 'jc-missing'] },
+      { id: 'delete', op: 'deleteTopics', topics: ['jc-del'] },
+      { id: 'list', op: 'listTopics' },
+      ...CODECS.map((c) => produce(`produce-${c}`, `jc-${c}`, recs[c], c === 'none' ? {} : { 'compression.type': c })),
+      ...CODECS.map((c) => consume(`consume-${c}`, `jc-${c}`, [0, 1, 2])),
+      produce('produce-offsets', 'jc-offsets', offsetsRecs),
+      { id: 'offsets', op: 'offsets', topic: 'jc-offsets', partitions: [0, 1, 2] },
+      produce('produce-ts', 'jc-ts', tsRecs, {}, tsRecs.map((_, i) => T0 + i * 1000)),
+      { id: 'offsets-ts', op: 'offsets', topic: 'jc-ts', partitions: [0], times: { past: 0, first: T0, middle: T0 + 2500, last: T0 + 4000, future: T0 + 60_000 } },
+      produce('produce-seek', 'jc-seek', seekRecs, { 'compression.type': 'gzip' }),
+      consume('seek', 'jc-seek', [1], { from: { 1: 3 } }),
+      consume('from-end', 'jc-seek', [0, 2], { fromEnd: 2 }),
+      { id: 'create-partitions', op: 'createPartitions', topic: 'jc-parts', total: 5 },
+      { id: 'create-partitions-fewer', op: 'createPartitions', topic: 'jc-parts', total: 4 },
+      { id: 'describe-parts', op: 'describeTopics', topics: ['jc-parts'] },
+      produce('produce-delrec', 'jc-delrec', dataset('jc-delrec', { partitions: 2 })),
+      { id: 'delete-records', op: 'deleteRecords', topic: 'jc-delrec', offsets: { 0: 2, 1: 5 } },
+      { id: 'delete-records-beyond', op: 'deleteRecords', topic: 'jc-delrec', offsets: { 0: 99 } },
+      { id: 'offsets-delrec', op: 'offsets', topic: 'jc-delrec', partitions: [0, 1] },
+      consume('consume-delrec', 'jc-delrec', [0]),
+      { id: 'alter-configs', op: 'incrementalAlterConfigs', topic: 'jc-cfg', ops: [{ name: 'retention.ms', value: '3600000', type: 'SET' }, { name: 'cleanup.policy', value: 'compact', type: 'APPEND' }] },
+      { id: 'configs', op: 'describeConfigs', topic: 'jc-cfg', names: ['retention.ms', 'cleanup.policy', 'segment.bytes'] },
+      { id: 'alter-configs-delete', op: 'incrementalAlterConfigs', topic: 'jc-cfg', ops: [{ name: 'retention.ms', type: 'DELETE' }] },
+      { id: 'alter-configs-bad', op: 'incrementalAlterConfigs', topic: 'jc-cfg', ops: [{ name: 'no.such.config', value: '1', type: 'SET' }] },
+      { id: 'configs-after', op: 'describeConfigs', topic: 'jc-cfg', names: ['retention.ms', 'cleanup.policy'] },
+      { id: 'broker-configs', op: 'describeConfigs', broker: '1', names: ['log.retention.hours', 'auto.create.topics.enable'] },
+    ]);
+  }, 180_000);
+
+  const ok = (id: string) => expect(res[id], id).not.toHaveProperty('error');
+
+  async function roundtrip(codec: Codec) {
+    ok(`produce-${codec}`);
+    expect(res[`produce-${codec}`].delivered.map(({ partition, offset }: { partition: number; offset: number }) => ({ partition, offset }))).toEqual(offsetsInOrder(recs[codec]));
+    expectRecords(fromJson(res[`consume-${codec}`].records), recs[codec]);
+    const stored = await readStored(broker, `jc-${codec}`);
+    expectRecords(stored.flatMap((b) => b.records), recs[codec]);
+    if (codec !== 'none') expectStoredCodec(stored, codec);
+    // The defaults: idempotence on, so every batch carries a producer id and sequences from 0.
+    const producers = await storedProducers(`jc-${codec}`);
+    expect(new Set(producers.map((p) => p.producerId)).size).toBe(1);
+    expect(producers.every((p) => p.producerId >= 0n && p.baseSequence >= 0)).toBe(true);
+  }
+
+  const scenarios: ScenarioFns = {
+    'admin: create topics': async () => {
+      expect(res.create).toEqual(Object.fromEntries(['jc-admin-a', 'jc-admin-b', 'jc-cfg', 'jc-del', 'jc-delrec', 'jc-list', 'jc-offsets', 'jc-parts', 'jc-seek', 'jc-ts'].map((t) => [t, 'ok'])));
+      expect(res['create-again']).toEqual({ 'jc-admin-a': "TopicExistsException: Topic 'jc-admin-a' already exists." });
+      expect(res.describe['jc-admin-a'].partitions.map((p: { partition: number }) => p.partition)).toEqual([0, 1]);
+      expect(res.describe['jc-admin-b'].partitions.map((p: { partition: number }) => p.partition)).toEqual([0, 1, 2, 3, 4]);
+    },
+    'admin: list topics and metadata': async () => {
+      ok('cluster');
+      const node = res.cluster.nodes[0].id;
+      expect(res.cluster.nodes).toEqual([{ id: node, host: '127.0.0.1', port: Number(broker.bootstrap.split(':')[1]) }]);
+      expect(res.cluster.controller).toBe(node);
+      expect(res.list).toContain('jc-list');
+      expect(res.describe['jc-list']).toEqual({ internal: false, hasTopicId: true, partitions: [0, 1, 2].map((partition) => ({ partition, leader: node, replicas: [node], isr: [node] })) });
+      expect(res.describe['jc-missing'].error).toMatch(/^UnknownTopicOrPartitionException/);
+    },
+    'admin: delete topics': async () => {
+      expect(res.delete).toEqual({ 'jc-del': 'ok' });
+      expect(res.list).not.toContain('jc-del');
+      expect(res.list).toContain('jc-admin-a');
+    },
+    'offsets: earliest and latest': async () => {
+      ok('produce-offsets');
+      expect(res.offsets.beginning).toEqual([0, 0, 0]);
+      expect(res.offsets.end).toEqual([5, 5, 0]);
+    },
+    'offsets: by timestamp': async () => {
+      ok('produce-ts');
+      expect(res['produce-ts'].delivered.map((d: { timestamp: number }) => d.timestamp)).toEqual([0, 1, 2, 3, 4].map((i) => T0 + i * 1000));
+      expect(res['offsets-ts'].forTimes).toEqual({
+        past: [{ offset: 0, timestamp: T0 }],
+        first: [{ offset: 0, timestamp: T0 }],
+        middle: [{ offset: 3, timestamp: T0 + 3000 }],
+        last: [{ offset: 4, timestamp: T0 + 4000 }],
+        future: [null],
+      });
+    },
+    ...Object.fromEntries(CODECS.map((c) => [`roundtrip: ${c}`, () => roundtrip(c)])),
+    'read: from an absolute offset': async () => {
+      ok('seek');
+      expectRecords(fromJson(res.seek.records), seekRecs.filter((r) => r.partition === 1), { from: { 1: 3 } });
+    },
+    'read: relative to the end': async () => {
+      ok('from-end');
+      expectRecords(fromJson(res['from-end'].records), seekRecs.filter((r) => r.partition !== 1), { from: { 0: 3, 2: 3 } });
+    },
+  };
+
+  runScenarios('java', { ...scenarios, 'consume: consumer group': consumerGroup }, 120_000);
+
+  it('createPartitions grows a topic and refuses to shrink it', () => {
+    expect(res['create-partitions']).toBe('ok');
+    expect(res['create-partitions-fewer']).toBe('InvalidPartitionsException: Topic currently has 5 partitions, which is higher than the requested 4.');
+    expect(res['describe-parts']['jc-parts'].partitions.map((p: { partition: number }) => p.partition)).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('deleteRecords moves the log start offset; past the end it is refused', () => {
+    expect(res['delete-records']).toEqual({ 0: 2, 1: 5 });
+    expect(res['delete-records-beyond'][0]).toMatch(/^OffsetOutOfRangeException/);
+    expect(res['offsets-delrec']).toMatchObject({ beginning: [2, 5], end: [5, 5] });
+    expectRecords(fromJson(res['consume-delrec'].records), dataset('jc-delrec', { partitions: 2 }).filter((r) => r.partition === 0), { from: { 0: 2 } });
+  });
+
+  it('incrementalAlterConfigs sets, appends and deletes topic configs; describeConfigs shows them', () => {
+    expect(res['alter-configs']).toBe('ok');
+    expect(res.configs['retention.ms']).toEqual({ value: '3600000', source: 'DYNAMIC_TOPIC_CONFIG', readOnly: false, sensitive: false });
+    expect(res.configs['cleanup.policy']).toEqual({ value: 'delete,compact', source: 'DYNAMIC_TOPIC_CONFIG', readOnly: false, sensitive: false });
+    expect(res.configs['segment.bytes']).toMatchObject({ source: 'DEFAULT_CONFIG' });
+    expect(res['alter-configs-delete']).toBe('ok');
+    expect(res['alter-configs-bad']).toMatch(/^InvalidConfigurationException|^InvalidRequestException/);
+    expect(res['configs-after']['retention.ms']).toMatchObject({ value: '604800000', source: 'DEFAULT_CONFIG' });
+    expect(res['configs-after']['cleanup.policy']).toMatchObject({ value: 'delete,compact' });
+  });
+});
+
+// The group operations run in one JVM, started by the first test that needs them.
+const groupRecs = (tag: string, partitions = 3) => dataset(tag, { partitions });
+let groupsRun: Promise<JavaResults> | undefined;
+const HEARTBEAT = { 'heartbeat.interval.ms': '300' };
+const groups = () =>
+  (groupsRun ??= runJavaClient(broker.bootstrap, [
+    create('create', [['jc-g-eager', 3], ['jc-g-coop', 3], ['jc-g-static', 4]]),
+    produce('produce-eager', 'jc-g-eager', groupRecs('jc-g-eager')),
+    produce('produce-coop', 'jc-g-coop', groupRecs('jc-g-coop')),
+    { id: 'eager', op: 'groupRebalance', topic: 'jc-g-eager', group: 'jc-eager', partitions: 3, expect: 15, config: HEARTBEAT },
+    { id: 'coop', op: 'groupRebalance', topic: 'jc-g-coop', group: 'jc-coop', partitions: 3, expect: 15, assignor: 'org.apache.kafka.clients.consumer.CooperativeStickyAssignor', config: HEARTBEAT },
+    { id: 'static', op: 'staticMembership', topic: 'jc-g-static', group: 'jc-static', partitions: 4, config: HEARTBEAT },
+    { id: 'list', op: 'listConsumerGroups' },
+    { id: 'describe', op: 'describeConsumerGroups', groups: ['jc-eager', 'jc-static', 'jc-nobody'] },
+    { id: 'offsets', op: 'listConsumerGroupOffsets', group: 'jc-eager' },
+    { id: 'alter', op: 'alterConsumerGroupOffsets', group: 'jc-eager', topic: 'jc-g-eager', offsets: { 0: 1 } },
+    { id: 'offsets-after', op: 'listConsumerGroupOffsets', group: 'jc-eager' },
+    { id: 'alter-static', op: 'alterConsumerGroupOffsets', group: 'jc-static', topic: 'jc-g-static', offsets: { 0: 0 } },
+    { id: 'delete', op: 'deleteConsumerGroups', groups: ['jc-coop', 'jc-static'] },
+    { id: 'list-after', op: 'listConsumerGroups' },
+  ]));
+
+const consumerGroup = async () => {
+  const res = await groups();
+  // One member alone gets every partition and reads every record; both members commit what they read when they stop.
+  expect(res.eager.alone).toBe(true);
+  expect(res.eager.first).toMatchObject({ assignment: [0, 1, 2], consumed: 15, error: null });
+  expect(res.offsets).toEqual({ 'jc-g-eager-0': { offset: 5, metadata: '' }, 'jc-g-eager-1': { offset: 5, metadata: '' }, 'jc-g-eager-2': { offset: 5, metadata: '' } });
+};
+
+describe('classic consumer groups', () => {
+  let res: JavaResults;
+  beforeAll(async () => {
+    res = await groups();
+  }, 180_000);
+
+  it('a second member joins: the eager (range) assignor revokes everything and splits the partitions', () => {
+    expect(res.eager.shared).toBe(true);
+    const [a, b] = [res.eager.a, res.eager.b];
+    expect([...a.assignment, ...b.assignment].sort()).toEqual([0, 1, 2]);
+    expect(a.generation).toBe(b.generation);
+    expect(a.generation).toBeGreaterThan(res.eager.first.generation);
+    expect(a.events).toEqual([{ assigned: [0, 1, 2] }, { revoked: [0, 1, 2] }, { assigned: a.assignment }]);
+    expect(b.events).toEqual([{ assigned: b.assignment }]);
+    // a committed all it read before b came, so nobody reads a record twice.
+    expect(b.consumed).toBe(0);
+    const end = res.eager.end;
+    expect([end.a.committed, end.b.committed, end.a.error, end.b.error]).toEqual(['ok', 'ok', null, null]);
+  });
+
+  it('cooperative-sticky: the first member gives up only the partitions that move', () => {
+    expect(res.coop.alone).toBe(true);
+    expect(res.coop.shared).toBe(true);
+    const [a, b] = [res.coop.a, res.coop.b];
+    const moved = [0, 1, 2].filter((p) => !a.assignment.includes(p));
+    expect(b.assignment).toEqual(moved);
+    expect(a.events[0]).toEqual({ assigned: [0, 1, 2] });
+    expect(a.events.slice(1).filter((e: object) => 'revoked' in e)).toEqual([{ revoked: moved }]);
+    // Cooperative: no member is revoked what it keeps; b is assigned nothing in the first round, the moved partitions in the second.
+    expect(b.events.filter((e: { assigned?: number[] }) => e.assigned?.length)).toEqual([{ assigned: moved }]);
+    expect(b.events.filter((e: object) => 'revoked' in e)).toEqual([]);
+    expect(b.generation).toBe(a.generation);
+    expect(b.consumed).toBe(0);
+  });
+
+  it('static membership: a restarted member with the same group.instance.id gets its partitions back without a rebalance', () => {
+    expect(res.static.shared).toBe(true);
+    expect(res.static.back).toBe(true);
+    const { one, two } = res.static.before;
+    expect(res.static.again.assignment).toEqual(one.assignment);
+    expect(res.static.again.generation).toBe(one.generation);
+    expect(res.static.two.generation).toBe(two.generation);
+    expect(res.static.two.events.filter((e: object) => 'revoked' in e)).toEqual([]);
+    expect(res.static.two.assignment).toEqual(two.assignment);
+  });
+
+  it('Admin: list, describe, offsets, alter offsets and delete consumer groups', () => {
+    const ids = (list: { groupId: string }[]) => list.map((g) => g.groupId).sort();
+    expect(ids(res.list)).toEqual(['jc-coop', 'jc-eager', 'jc-static']);
+    expect(res.list.find((g: { groupId: string }) => g.groupId === 'jc-eager')).toEqual({ groupId: 'jc-eager', state: 'Empty', type: 'Classic', protocol: 'consumer' });
+    expect(res.describe['jc-eager']).toMatchObject({ state: 'Empty', type: 'Classic', members: [] });
+    const st = res.describe['jc-static'];
+    expect(st).toMatchObject({ state: 'Stable', type: 'Classic', assignor: 'range' });
+    expect(st.members.map((m: { groupInstanceId: string }) => m.groupInstanceId).sort()).toEqual(['instance-1', 'instance-2']);
+    expect(st.members.flatMap((m: { assignment: string[] }) => m.assignment).sort()).toEqual([0, 1, 2, 3].map((p) => `jc-g-static-${p}`));
+    expect(res.describe['jc-nobody']).toEqual({ error: 'GroupIdNotFoundException: Group jc-nobody not found.' });
+    expect(res.alter).toBe('ok');
+    expect(res['offsets-after']).toEqual({ ...res.offsets, 'jc-g-eager-0': { offset: 1, metadata: '' } });
+    // The group has members: an offset commit from outside it is refused.
+    expect(res['alter-static']).toBe('UnknownMemberIdException: Failed altering group offsets for the following partitions: [jc-g-static-0]');
+    expect(res.delete).toEqual({ 'jc-coop': 'ok', 'jc-static': 'GroupNotEmptyException: The group is not empty.' });
+    expect(ids(res['list-after'])).toEqual(['jc-eager', 'jc-static']);
+  });
+});
