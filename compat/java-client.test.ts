@@ -10,7 +10,7 @@ import { parseBatches } from '../src/protocol/records/index.js';
 import { startTestBroker, type TestBroker } from '../test/support/broker.js';
 import { runScenarios, type ScenarioFns } from './scenarios.js';
 import { runJavaClient, type JavaOp, type JavaResults } from './support/java.js';
-import { dataset, expectRecords, expectStoredCodec, fromJson, readStored, toJson, type Codec, type Rec } from './support/records.js';
+import { byPartition, dataset, expectRecords, expectStoredCodec, fromJson, readStored, toJson, type Codec, type ReadRec, type Rec } from './support/records.js';
 
 let broker: TestBroker;
 beforeAll(async () => {
@@ -273,5 +273,52 @@ describe('classic consumer groups', () => {
     expect(res['alter-static']).toBe('UnknownMemberIdException: Failed altering group offsets for the following partitions: [jc-g-static-0]');
     expect(res.delete).toEqual({ 'jc-coop': 'ok', 'jc-static': 'GroupNotEmptyException: The group is not empty.' });
     expect(ids(res['list-after'])).toEqual(['jc-eager', 'jc-static']);
+  });
+});
+
+describe('transactions', () => {
+  const input = dataset('jc-tx-in', { partitions: 2 });
+  const aborted = dataset('jc-tx-aborted', { partitions: 2, perPartition: 2 });
+  const after = dataset('jc-tx-after', { partitions: 2, perPartition: 1 });
+  let res: JavaResults;
+  beforeAll(async () => {
+    res = await runJavaClient(broker.bootstrap, [
+      create('create', [['jc-tx-in', 2], ['jc-tx-out', 2]]),
+      produce('produce', 'jc-tx-in', input),
+      { id: 'txn', op: 'transactions', input: 'jc-tx-in', output: 'jc-tx-out', group: 'jc-tx', transactionalId: 'jc-tx-id', expect: input.length, aborted: toJson(aborted), after: toJson(after) },
+      consume('committed', 'jc-tx-out', [0, 1], { config: { 'isolation.level': 'read_committed' } }),
+      consume('uncommitted', 'jc-tx-out', [0, 1], { config: { 'isolation.level': 'read_uncommitted' } }),
+      { id: 'offsets', op: 'listConsumerGroupOffsets', group: 'jc-tx' },
+      { id: 'list', op: 'listTransactions' },
+      { id: 'describe', op: 'describeTransactions', ids: ['jc-tx-id'] },
+    ]);
+  }, 180_000);
+
+  /** Per partition, the records' bytes in order (offsets are not contiguous: each transaction ends with a marker). */
+  const contents = (recs: ReadRec[] | Rec[]) => [...byPartition(recs as Rec[]).entries()].sort(([a], [b]) => a - b).map(([p, rs]) => [p, rs.map((r) => [r.key?.toString('hex') ?? null, r.value?.toString('hex') ?? null, r.headers.map(([k, v]) => [k, v?.toString('hex') ?? null])])]);
+
+  it('read-process-write: copies every input record and commits the consumer offsets in the transactions', () => {
+    expect(res.txn).toMatchObject({ copied: input.length });
+    expect(res.txn.transactions).toBeGreaterThan(0);
+    expect(res.offsets).toEqual({ 'jc-tx-in-0': { offset: 5, metadata: '' }, 'jc-tx-in-1': { offset: 5, metadata: '' } });
+  });
+
+  it('read_committed sees the committed transactions and not the aborted one; read_uncommitted sees all', () => {
+    const committed = fromJson(res.committed.records);
+    expect(contents(committed)).toEqual(contents([...input, ...after].sort((a, b) => a.partition - b.partition)));
+    const uncommitted = fromJson(res.uncommitted.records);
+    expect(contents(uncommitted)).toEqual(contents([...input, ...aborted, ...after].sort((a, b) => a.partition - b.partition)));
+    for (const recs of [committed, uncommitted]) {
+      for (const rs of byPartition(recs).values()) expect(rs.map((r) => r.offset)).toEqual(rs.map((r) => r.offset).sort((a, b) => a - b));
+    }
+    // Every offset a reader skips is a transaction marker: the last one sits just below the end offset.
+    expect(res.committed.positions).toEqual(res.committed.end);
+  });
+
+  it('Admin: listTransactions and describeTransactions show the finished transaction', () => {
+    const mine = res.list.filter((t: { transactionalId: string }) => t.transactionalId === 'jc-tx-id');
+    expect(mine).toEqual([{ transactionalId: 'jc-tx-id', producerId: res.describe['jc-tx-id'].producerId, state: 'CompleteCommit' }]);
+    expect(res.describe['jc-tx-id']).toMatchObject({ state: 'CompleteCommit', topicPartitions: [] });
+    expect(res.describe['jc-tx-id'].producerEpoch).toBeGreaterThanOrEqual(0);
   });
 });
