@@ -49,7 +49,8 @@ export interface JavaOp {
 }
 
 /** What one operation answered: its result, or {error} when the client threw. */
-export type JavaResults = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the shape is per operation; each test reads the fields it asserts
+export type JavaResults = Record<string, any>;
 
 /**
  * One JVM that runs `ops` in order against `bootstrap` with `config` for
@@ -60,6 +61,7 @@ export async function runJavaClient(bootstrap: string, ops: JavaOp[], config: Re
   const classpath = javaClientClasspath();
   const jvm = ['-Xms64m', '-Xmx256m', '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn', '-Dorg.slf4j.simpleLogger.logFile=System.err'];
   const r = await runOk('java', [...jvm, '-cp', classpath, 'dev.pgkafka.compat.Runner'], { input: JSON.stringify({ bootstrap, config, ops }), timeoutMs });
-  if (process.env.COMPAT_JAVA_DUMP) writeFileSync(`${process.env.COMPAT_JAVA_DUMP}.${ops[0]?.id ?? "run"}.${Date.now()}.json`, r.stdout);
-  return JSON.parse(r.stdout.toString("utf8")) as JavaResults;
+  // COMPAT_JAVA_DUMP=prefix keeps each run's answer, to read what the client saw beyond what a test asserts.
+  if (process.env.COMPAT_JAVA_DUMP) writeFileSync(`${process.env.COMPAT_JAVA_DUMP}.${ops[0]?.id ?? 'run'}.${Date.now()}.json`, r.stdout);
+  return JSON.parse(r.stdout.toString('utf8')) as JavaResults;
 }
