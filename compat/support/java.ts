@@ -1,10 +1,11 @@
 // Apache Kafka's Java client (kafka-clients, from compat/java/client/pom.xml)
 // driven by the runner in compat/java/client/src/main/java: Maven resolves the
-// classpath once, javac compiles the runner when a source is newer than the
-// classes (both cached in compat/java/client/target/, not committed), and each
+// classpath once, javac compiles the runner once per version of its sources
+// (both cached in compat/java/client/target/, not committed), and each
 // call is one JVM that runs a list of operations read as JSON on stdin.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runOk } from './spawn.js';
@@ -12,29 +13,40 @@ import { runOk } from './spawn.js';
 const dir = fileURLToPath(new URL('../java/client', import.meta.url));
 const target = join(dir, 'target');
 const classpathFile = join(target, 'classpath.txt');
-const classes = join(target, 'classes');
-const stamp = join(target, 'compiled.stamp');
 
 const sources = (d: string): string[] =>
   readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(d, e.name)) : e.name.endsWith('.java') ? [join(d, e.name)] : []));
 
-const newer = (file: string, than: string) => !existsSync(than) || statSync(file).mtimeMs > statSync(than).mtimeMs;
-
-/** The classpath of the compiled runner and kafka-clients with its dependencies. */
+/**
+ * The classpath of the compiled runner and kafka-clients with its
+ * dependencies. Test files run in parallel, so every step writes under a
+ * name of its own and renames into place: the classes live in a directory
+ * named by a hash of the sources and the classpath, compiled once.
+ */
 export function javaClientClasspath(): string {
   const pom = join(dir, 'pom.xml');
   mkdirSync(target, { recursive: true });
-  if (newer(pom, classpathFile)) {
-    const mvn = spawnSync('mvn', ['-q', '-B', 'dependency:build-classpath', `-Dmdep.outputFile=${classpathFile}`], { cwd: dir, encoding: 'utf8', timeout: 600_000 });
+  if (!existsSync(classpathFile) || statSync(pom).mtimeMs > statSync(classpathFile).mtimeMs) {
+    const tmp = `${classpathFile}.${process.pid}`;
+    const mvn = spawnSync('mvn', ['-q', '-B', 'dependency:build-classpath', `-Dmdep.outputFile=${tmp}`], { cwd: dir, encoding: 'utf8', timeout: 600_000 });
     if (mvn.status !== 0) throw new Error(`mvn could not resolve kafka-clients:\n${mvn.stdout}${mvn.stderr}`);
+    renameSync(tmp, classpathFile);
   }
   const deps = readFileSync(classpathFile, 'utf8').trim();
-  const files = sources(join(dir, 'src', 'main', 'java'));
-  if (newer(classpathFile, stamp) || files.some((f) => newer(f, stamp))) {
-    rmSync(classes, { recursive: true, force: true });
-    const javac = spawnSync('javac', ['-Xlint:deprecation', '-Werror', '--release', '17', '-d', classes, '-cp', deps, ...files], { encoding: 'utf8', timeout: 300_000 });
+  const files = sources(join(dir, 'src', 'main', 'java')).sort();
+  const hash = createHash('sha256').update(deps);
+  for (const f of files) hash.update(f).update(readFileSync(f));
+  const classes = join(target, `classes-${hash.digest('hex').slice(0, 16)}`);
+  if (!existsSync(classes)) {
+    const tmp = `${classes}.${process.pid}`;
+    rmSync(tmp, { recursive: true, force: true });
+    const javac = spawnSync('javac', ['-Xlint:deprecation', '-Werror', '--release', '17', '-d', tmp, '-cp', deps, ...files], { encoding: 'utf8', timeout: 300_000 });
     if (javac.status !== 0) throw new Error(`javac could not compile the Java client runner:\n${javac.stdout}${javac.stderr}`);
-    writeFileSync(stamp, '');
+    try {
+      renameSync(tmp, classes);
+    } catch {
+      rmSync(tmp, { recursive: true, force: true }); // another test file compiled the same sources first
+    }
   }
   return `${classes}:${deps}`;
 }
