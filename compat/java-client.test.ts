@@ -280,12 +280,13 @@ describe('transactions', () => {
   const input = dataset('jc-tx-in', { partitions: 2 });
   const aborted = dataset('jc-tx-aborted', { partitions: 2, perPartition: 2 });
   const after = dataset('jc-tx-after', { partitions: 2, perPartition: 1 });
+  const zombie = dataset('jc-tx-zombie', { partitions: 1, perPartition: 1 });
   let res: JavaResults;
   beforeAll(async () => {
     res = await runJavaClient(broker.bootstrap, [
       create('create', [['jc-tx-in', 2], ['jc-tx-out', 2]]),
       produce('produce', 'jc-tx-in', input),
-      { id: 'txn', op: 'transactions', input: 'jc-tx-in', output: 'jc-tx-out', group: 'jc-tx', transactionalId: 'jc-tx-id', expect: input.length, aborted: toJson(aborted), after: toJson(after) },
+      { id: 'txn', op: 'transactions', input: 'jc-tx-in', output: 'jc-tx-out', group: 'jc-tx', transactionalId: 'jc-tx-id', expect: input.length, aborted: toJson(aborted), after: toJson(after), zombie: toJson(zombie) },
       consume('committed', 'jc-tx-out', [0, 1], { config: { 'isolation.level': 'read_committed' } }),
       consume('uncommitted', 'jc-tx-out', [0, 1], { config: { 'isolation.level': 'read_uncommitted' } }),
       { id: 'offsets', op: 'listConsumerGroupOffsets', group: 'jc-tx' },
@@ -315,10 +316,16 @@ describe('transactions', () => {
     expect(res.committed.positions).toEqual(res.committed.end);
   });
 
-  it('Admin: listTransactions and describeTransactions show the finished transaction', () => {
+  it('a second producer with the same transactional.id fences the first; the fenced transaction is not read', () => {
+    expect(res.txn.zombie).toMatch(/^ProducerFencedException: /);
+    const values = fromJson(res.uncommitted.records).map((r) => r.value?.toString('hex'));
+    expect(values).not.toContain(zombie[0]!.value!.toString('hex'));
+  });
+
+  it('Admin: listTransactions and describeTransactions show the transactional id after its successor took over', () => {
     const mine = res.list.filter((t: { transactionalId: string }) => t.transactionalId === 'jc-tx-id');
-    expect(mine).toEqual([{ transactionalId: 'jc-tx-id', producerId: res.describe['jc-tx-id'].producerId, state: 'CompleteCommit' }]);
-    expect(res.describe['jc-tx-id']).toMatchObject({ state: 'CompleteCommit', topicPartitions: [] });
-    expect(res.describe['jc-tx-id'].producerEpoch).toBeGreaterThanOrEqual(0);
+    // The successor's InitProducerId ended the completed transaction's state: Empty, at the next epoch (as on Kafka).
+    expect(mine).toEqual([{ transactionalId: 'jc-tx-id', producerId: res.describe['jc-tx-id'].producerId, state: 'Empty' }]);
+    expect(res.describe['jc-tx-id']).toEqual({ state: 'Empty', producerId: mine[0].producerId, producerEpoch: 1, coordinatorId: 1, topicPartitions: [] });
   });
 });

@@ -24,7 +24,9 @@ final class Txns {
    * each poll's records are copied (key, value, headers, partition) to
    * "output" in one transaction that also commits the consumer's offsets
    * (sendOffsetsToTransaction). Then a transaction with "aborted" records is
-   * aborted, and one with "after" records committed.
+   * aborted, and one with "after" records committed. Last, a second
+   * producer with the same transactional.id fences the first, whose
+   * transaction with the "zombie" records must fail.
    */
   static Object readProcessWrite(Runner run, JsonNode op) throws Exception {
     String input = op.path("input").asText();
@@ -65,10 +67,24 @@ final class Txns {
       producer.beginTransaction();
       for (JsonNode r : op.path("after")) producer.send(Records.record(output, r));
       producer.commitTransaction();
+      // A second instance with the same transactional.id fences this one: its next transaction must fail.
+      String zombie;
+      try (KafkaProducer<byte[], byte[]> successor = Records.producer(pp)) {
+        successor.initTransactions();
+        try {
+          producer.beginTransaction();
+          for (JsonNode r : op.path("zombie")) producer.send(Records.record(output, r));
+          producer.commitTransaction();
+          zombie = "committed";
+        } catch (Exception e) {
+          zombie = Runner.describe(e);
+        }
+      }
+      Map<String, Object> out = new LinkedHashMap<>();
+      out.put("copied", copied);
+      out.put("transactions", transactions);
+      out.put("zombie", zombie);
+      return out;
     }
-    Map<String, Object> out = new LinkedHashMap<>();
-    out.put("copied", copied);
-    out.put("transactions", transactions);
-    return out;
   }
 }
