@@ -54,11 +54,12 @@ describe('records and topics', () => {
   const offsetsRecs = dataset('jc-offsets').filter((r) => r.partition !== 2);
   const tsRecs = dataset('jc-ts', { partitions: 1 });
   const seekRecs = dataset('jc-seek');
+  const TOPICS: [string, number][] = [['jc-admin-a', 2], ['jc-admin-b', 5], ['jc-list', 3], ['jc-del', 3], ['jc-offsets', 3], ['jc-ts', 1], ['jc-seek', 3], ['jc-parts', 3], ['jc-delrec', 2], ['jc-cfg', 1], ['jc-many', 2], ['jc-null-header', 1]];
   let res: JavaResults;
 
   beforeAll(async () => {
     res = await runJavaClient(broker.bootstrap, [
-      create('create', [['jc-admin-a', 2], ['jc-admin-b', 5], ['jc-list', 3], ['jc-del', 3], ['jc-offsets', 3], ['jc-ts', 1], ['jc-seek', 3], ['jc-parts', 3], ['jc-delrec', 2], ['jc-cfg', 1]]),
+      create('create', TOPICS),
       create('create-codecs', CODECS.map((c) => [`jc-${c}`, 3])),
       { id: 'create-again', op: 'createTopics', topics: [{ name: 'jc-admin-a', partitions: 2 }] },
       { id: 'cluster', op: 'describeCluster' },
@@ -74,6 +75,11 @@ describe('records and topics', () => {
       produce('produce-seek', 'jc-seek', seekRecs, { 'compression.type': 'gzip' }),
       consume('seek', 'jc-seek', [1], { from: { 1: 3 } }),
       consume('from-end', 'jc-seek', [0, 2], { fromEnd: 2 }),
+      // Small batches, no linger: up to five batches in flight per partition, each with its own sequence numbers.
+      { id: 'produce-many', op: 'produceMany', topic: 'jc-many', partitions: 2, count: 2000, config: { 'batch.size': '512', 'linger.ms': '0', 'compression.type': 'lz4' } },
+      consume('consume-many', 'jc-many', [0, 1]),
+      { id: 'produce-null-header', op: 'produce', topic: 'jc-null-header', records: [{ partition: 0, key: null, value: null, headers: [['nothing', null], ['empty', '']] }] },
+      consume('consume-null-header', 'jc-null-header', [0]),
       { id: 'create-partitions', op: 'createPartitions', topic: 'jc-parts', total: 5 },
       { id: 'create-partitions-fewer', op: 'createPartitions', topic: 'jc-parts', total: 4 },
       { id: 'describe-parts', op: 'describeTopics', topics: ['jc-parts'] },
@@ -108,7 +114,7 @@ describe('records and topics', () => {
 
   const scenarios: ScenarioFns = {
     'admin: create topics': async () => {
-      expect(res.create).toEqual(Object.fromEntries(['jc-admin-a', 'jc-admin-b', 'jc-cfg', 'jc-del', 'jc-delrec', 'jc-list', 'jc-offsets', 'jc-parts', 'jc-seek', 'jc-ts'].map((t) => [t, 'ok'])));
+      expect(res.create).toEqual(Object.fromEntries(TOPICS.map(([t]) => [t, 'ok'])));
       expect(res['create-again']).toEqual({ 'jc-admin-a': "TopicExistsException: Topic 'jc-admin-a' already exists." });
       expect(res.describe['jc-admin-a'].partitions.map((p: { partition: number }) => p.partition)).toEqual([0, 1]);
       expect(res.describe['jc-admin-b'].partitions.map((p: { partition: number }) => p.partition)).toEqual([0, 1, 2, 3, 4]);
@@ -155,6 +161,24 @@ describe('records and topics', () => {
   };
 
   runScenarios('java', { ...scenarios, 'consume: consumer group': consumerGroup }, 120_000);
+
+  it('an idempotent producer with many small batches in flight: every record at its place, once', async () => {
+    expect(res['produce-many']).toEqual({ sent: 4000, wrongOffsets: [] });
+    const read = fromJson(res['consume-many'].records);
+    for (const p of [0, 1]) {
+      const got = read.filter((r) => r.partition === p);
+      expect(got.map((r) => r.offset)).toEqual(Array.from({ length: 2000 }, (_, i) => i));
+      expect(got.map((r) => r.value!.toString())).toEqual(Array.from({ length: 2000 }, (_, i) => `${p}-${i}`));
+    }
+    const producers = await storedProducers('jc-many');
+    expect(producers.length).toBeGreaterThan(10);
+    expect(new Set(producers.map((b) => b.producerId)).size).toBe(1);
+  });
+
+  it('a header with a null value, a null key and a null value come back as null; an empty header as empty', () => {
+    const [r] = fromJson(res['consume-null-header'].records);
+    expect(r).toEqual({ partition: 0, offset: 0, key: null, value: null, headers: [['nothing', null], ['empty', Buffer.alloc(0)]] });
+  });
 
   it('createPartitions grows a topic and refuses to shrink it', () => {
     expect(res['create-partitions']).toBe('ok');

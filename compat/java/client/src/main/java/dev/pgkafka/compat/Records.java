@@ -57,6 +57,37 @@ final class Records {
     }
   }
 
+  /**
+   * "count" records per partition of "topic", value "<partition>-<i>", sent
+   * without waiting so that many batches are in flight at once (the op's
+   * config picks batch.size, linger.ms...); reports whether each record's
+   * offset was i, in send order.
+   */
+  static Object produceMany(Runner run, JsonNode op) throws Exception {
+    String topic = op.path("topic").asText();
+    int partitions = op.path("partitions").asInt();
+    int count = op.path("count").asInt();
+    try (KafkaProducer<byte[], byte[]> producer = producer(run.props(op))) {
+      List<List<Future<RecordMetadata>>> sent = new ArrayList<>();
+      for (int p = 0; p < partitions; p++) sent.add(new ArrayList<>());
+      for (int i = 0; i < count; i++) {
+        for (int p = 0; p < partitions; p++) {
+          byte[] value = (p + "-" + i).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+          sent.get(p).add(producer.send(new ProducerRecord<>(topic, p, null, value)));
+        }
+      }
+      producer.flush();
+      List<Object> wrong = new ArrayList<>();
+      for (int p = 0; p < partitions; p++) {
+        for (int i = 0; i < count; i++) {
+          long offset = sent.get(p).get(i).get().offset();
+          if (offset != i && wrong.size() < 10) wrong.add(Map.of("partition", p, "record", i, "offset", offset));
+        }
+      }
+      return Map.of("sent", partitions * count, "wrongOffsets", wrong);
+    }
+  }
+
   static Map<String, Object> json(ConsumerRecord<byte[], byte[]> r) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("partition", r.partition());

@@ -59,6 +59,7 @@ public final class Runner {
     String name = op.path("op").asText();
     switch (name) {
       case "produce": return Records.produce(this, op);
+      case "produceMany": return Records.produceMany(this, op);
       case "consume": return Records.consume(this, op);
       case "offsets": return Records.offsets(this, op);
       case "groupRebalance": return Groups.rebalance(this, op);
