@@ -193,7 +193,7 @@ describe('records and topics', () => {
     expectRecords(fromJson(res['consume-delrec'].records), dataset('jc-delrec', { partitions: 2 }).filter((r) => r.partition === 0), { from: { 0: 2 } });
   });
 
-  it('incrementalAlterConfigs sets, appends and deletes topic configs; describeConfigs shows them', () => {
+  it('incrementalAlterConfigs sets, appends and deletes topic configs; describeConfigs shows them and the broker\'s', () => {
     expect(res['alter-configs']).toBe('ok');
     expect(res.configs['retention.ms']).toEqual({ value: '3600000', source: 'DYNAMIC_TOPIC_CONFIG', readOnly: false, sensitive: false });
     expect(res.configs['cleanup.policy']).toEqual({ value: 'delete,compact', source: 'DYNAMIC_TOPIC_CONFIG', readOnly: false, sensitive: false });
@@ -202,6 +202,9 @@ describe('records and topics', () => {
     expect(res['alter-configs-bad']).toMatch(/^InvalidConfigurationException|^InvalidRequestException/);
     expect(res['configs-after']['retention.ms']).toMatchObject({ value: '604800000', source: 'DEFAULT_CONFIG' });
     expect(res['configs-after']['cleanup.policy']).toMatchObject({ value: 'delete,compact' });
+    // The broker's own: set at startup (auto.create.topics.enable=false here), or Kafka's default.
+    expect(res['broker-configs']['auto.create.topics.enable']).toMatchObject({ value: 'false', source: 'STATIC_BROKER_CONFIG' });
+    expect(res['broker-configs']['log.retention.hours']).toMatchObject({ value: '168', source: 'DEFAULT_CONFIG' });
   });
 });
 
