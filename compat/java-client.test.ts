@@ -80,6 +80,8 @@ describe('records and topics', () => {
       consume('consume-many', 'jc-many', [0, 1]),
       { id: 'produce-null-header', op: 'produce', topic: 'jc-null-header', records: [{ partition: 0, key: null, value: null, headers: [['nothing', null], ['empty', '']] }] },
       consume('consume-null-header', 'jc-null-header', [0]),
+      { id: 'admin-offsets', op: 'listOffsets', topic: 'jc-ts', partitions: [0], specs: { earliest: 'earliest', latest: 'latest', max: 'maxTimestamp', middle: String(T0 + 2500), future: String(T0 + 60_000) } },
+      { id: 'producers', op: 'describeProducers', topic: 'jc-many', partitions: [0, 1] },
       { id: 'create-partitions', op: 'createPartitions', topic: 'jc-parts', total: 5 },
       { id: 'create-partitions-fewer', op: 'createPartitions', topic: 'jc-parts', total: 4 },
       { id: 'describe-parts', op: 'describeTopics', topics: ['jc-parts'] },
@@ -173,6 +175,20 @@ describe('records and topics', () => {
     const producers = await storedProducers('jc-many');
     expect(producers.length).toBeGreaterThan(10);
     expect(new Set(producers.map((b) => b.producerId)).size).toBe(1);
+  });
+
+  it('Admin: listOffsets (earliest, latest, max timestamp, by timestamp) and describeProducers', () => {
+    expect(res['admin-offsets']).toEqual({
+      earliest: [{ offset: 0, timestamp: -1 }],
+      latest: [{ offset: 5, timestamp: -1 }],
+      max: [{ offset: 4, timestamp: T0 + 4000 }],
+      middle: [{ offset: 3, timestamp: T0 + 3000 }],
+      future: [{ offset: -1, timestamp: -1 }],
+    });
+    // The idempotent producer of produce-many: its last sequence per partition is that of its 2000th record.
+    const [p0, p1] = [res.producers['jc-many-0'], res.producers['jc-many-1']];
+    expect(p0).toEqual([{ producerId: p0[0].producerId, producerEpoch: 0, lastSequence: 1999, currentTransactionStartOffset: -1 }]);
+    expect(p1).toEqual([{ ...p0[0], lastSequence: 1999 }]);
   });
 
   it('a header with a null value, a null key and a null value come back as null; an empty header as empty', () => {

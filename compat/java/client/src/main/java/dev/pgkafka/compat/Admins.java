@@ -252,6 +252,38 @@ final class Admins {
         });
         return out;
       }
+      case "listOffsets": {
+        // "specs": {name: "earliest" | "latest" | "maxTimestamp" | <timestamp>}, asked for every partition.
+        Map<String, Object> out = new TreeMap<>();
+        var it = op.path("specs").fields();
+        while (it.hasNext()) {
+          var e = it.next();
+          String spec = e.getValue().asText();
+          OffsetSpec s = spec.equals("earliest") ? OffsetSpec.earliest() : spec.equals("latest") ? OffsetSpec.latest() : spec.equals("maxTimestamp") ? OffsetSpec.maxTimestamp() : OffsetSpec.forTimestamp(Long.parseLong(spec));
+          Map<TopicPartition, OffsetSpec> req = new HashMap<>();
+          for (TopicPartition tp : Records.partitions(op)) req.put(tp, s);
+          Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> got = admin.listOffsets(req).all().get();
+          List<Object> row = new ArrayList<>();
+          for (TopicPartition tp : Records.partitions(op)) row.add(Map.of("offset", got.get(tp).offset(), "timestamp", got.get(tp).timestamp()));
+          out.put(e.getKey(), row);
+        }
+        return out;
+      }
+      case "describeProducers": {
+        Map<String, Object> out = new TreeMap<>();
+        admin.describeProducers(Records.partitions(op)).all().get().forEach((tp, state) -> {
+          List<Object> producers = new ArrayList<>();
+          for (ProducerState p : state.activeProducers()) {
+            producers.add(Map.of("producerId", p.producerId(), "producerEpoch", p.producerEpoch(), "lastSequence", p.lastSequence(), "currentTransactionStartOffset", p.currentTransactionStartOffset().orElse(-1L)));
+          }
+          out.put(tp.toString(), producers);
+        });
+        return out;
+      }
+      case "deleteConsumerGroupOffsets": {
+        java.util.Set<TopicPartition> tps = new java.util.HashSet<>(Records.partitions(op));
+        return outcome(admin.deleteConsumerGroupOffsets(op.path("group").asText(), tps).all());
+      }
       default:
         throw new IllegalArgumentException("unknown op " + name);
     }
