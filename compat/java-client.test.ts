@@ -241,6 +241,8 @@ const groups = () =>
     { id: 'offsets', op: 'listConsumerGroupOffsets', group: 'jc-eager' },
     { id: 'alter', op: 'alterConsumerGroupOffsets', group: 'jc-eager', topic: 'jc-g-eager', offsets: { 0: 1 } },
     { id: 'offsets-after', op: 'listConsumerGroupOffsets', group: 'jc-eager' },
+    { id: 'delete-offsets', op: 'deleteConsumerGroupOffsets', group: 'jc-eager', topic: 'jc-g-eager', partitions: [2] },
+    { id: 'offsets-deleted', op: 'listConsumerGroupOffsets', group: 'jc-eager' },
     { id: 'alter-static', op: 'alterConsumerGroupOffsets', group: 'jc-static', topic: 'jc-g-static', offsets: { 0: 0 } },
     { id: 'delete', op: 'deleteConsumerGroups', groups: ['jc-coop', 'jc-static'] },
     { id: 'list-after', op: 'listConsumerGroups' },
@@ -300,7 +302,7 @@ describe('classic consumer groups', () => {
     expect(res.static.two.assignment).toEqual(two.assignment);
   });
 
-  it('Admin: list, describe, offsets, alter offsets and delete consumer groups', () => {
+  it('Admin: list, describe, offsets, alter and delete offsets, delete consumer groups', () => {
     const ids = (list: { groupId: string }[]) => list.map((g) => g.groupId).sort();
     expect(ids(res.list)).toEqual(['jc-coop', 'jc-eager', 'jc-static']);
     expect(res.list.find((g: { groupId: string }) => g.groupId === 'jc-eager')).toEqual({ groupId: 'jc-eager', state: 'Empty', type: 'Classic', protocol: 'consumer' });
@@ -312,6 +314,9 @@ describe('classic consumer groups', () => {
     expect(res.describe['jc-nobody']).toEqual({ error: 'GroupIdNotFoundException: Group jc-nobody not found.' });
     expect(res.alter).toBe('ok');
     expect(res['offsets-after']).toEqual({ ...res.offsets, 'jc-g-eager-0': { offset: 1, metadata: '' } });
+    expect(res['delete-offsets']).toBe('ok');
+    const { 'jc-g-eager-2': _deleted, ...kept } = res['offsets-after'];
+    expect(res['offsets-deleted']).toEqual(kept);
     // The group has members: an offset commit from outside it is refused.
     expect(res['alter-static']).toBe('UnknownMemberIdException: Failed altering group offsets for the following partitions: [jc-g-static-0]');
     expect(res.delete).toEqual({ 'jc-coop': 'ok', 'jc-static': 'GroupNotEmptyException: The group is not empty.' });
