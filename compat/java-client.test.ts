@@ -230,7 +230,10 @@ let groupsRun: Promise<JavaResults> | undefined;
 const HEARTBEAT = { 'heartbeat.interval.ms': '300' };
 const groups = () =>
   (groupsRun ??= runJavaClient(broker.bootstrap, [
-    create('create', [['jc-g-eager', 3], ['jc-g-coop', 3], ['jc-g-static', 4]]),
+    create('create', [['jc-g-eager', 3], ['jc-g-coop', 3], ['jc-g-static', 4], ['jc-g-auto', 3]]),
+    produce('produce-auto', 'jc-g-auto', groupRecs('jc-g-auto')),
+    { id: 'auto', op: 'autoCommit', topic: 'jc-g-auto', group: 'jc-auto', partitions: 3, expect: 15, config: HEARTBEAT },
+    { id: 'auto-offsets', op: 'listConsumerGroupOffsets', group: 'jc-auto' },
     produce('produce-eager', 'jc-g-eager', groupRecs('jc-g-eager')),
     produce('produce-coop', 'jc-g-coop', groupRecs('jc-g-coop')),
     { id: 'eager', op: 'groupRebalance', topic: 'jc-g-eager', group: 'jc-eager', partitions: 3, expect: 15, config: HEARTBEAT },
@@ -291,6 +294,13 @@ describe('classic consumer groups', () => {
     expect(b.consumed).toBe(0);
   });
 
+  it('with the consumer defaults (auto commit), closing commits: the next member resumes after what was read', () => {
+    expect(res.auto).toMatchObject({ read: true, assigned: true });
+    expect(res.auto.first).toMatchObject({ consumed: 15, error: null });
+    expect(res.auto.next).toMatchObject({ assignment: [0, 1, 2], consumed: 0, error: null });
+    expect(res['auto-offsets']).toEqual(Object.fromEntries([0, 1, 2].map((p) => [`jc-g-auto-${p}`, { offset: 5, metadata: '' }])));
+  });
+
   it('static membership: a restarted member with the same group.instance.id gets its partitions back without a rebalance', () => {
     expect(res.static.shared).toBe(true);
     expect(res.static.back).toBe(true);
@@ -304,7 +314,7 @@ describe('classic consumer groups', () => {
 
   it('Admin: list, describe, offsets, alter and delete offsets, delete consumer groups', () => {
     const ids = (list: { groupId: string }[]) => list.map((g) => g.groupId).sort();
-    expect(ids(res.list)).toEqual(['jc-coop', 'jc-eager', 'jc-static']);
+    expect(ids(res.list)).toEqual(['jc-auto', 'jc-coop', 'jc-eager', 'jc-static']);
     expect(res.list.find((g: { groupId: string }) => g.groupId === 'jc-eager')).toEqual({ groupId: 'jc-eager', state: 'Empty', type: 'Classic', protocol: 'consumer' });
     expect(res.describe['jc-eager']).toMatchObject({ state: 'Empty', type: 'Classic', members: [] });
     const st = res.describe['jc-static'];
@@ -320,7 +330,7 @@ describe('classic consumer groups', () => {
     // The group has members: an offset commit from outside it is refused.
     expect(res['alter-static']).toBe('UnknownMemberIdException: Failed altering group offsets for the following partitions: [jc-g-static-0]');
     expect(res.delete).toEqual({ 'jc-coop': 'ok', 'jc-static': 'GroupNotEmptyException: The group is not empty.' });
-    expect(ids(res['list-after'])).toEqual(['jc-eager', 'jc-static']);
+    expect(ids(res['list-after'])).toEqual(['jc-auto', 'jc-eager', 'jc-static']);
   });
 });
 

@@ -34,6 +34,8 @@ final class Groups {
     volatile String error;
     volatile String committed;
     final Thread thread;
+    /** With enable.auto.commit the consumer commits by itself (every auto.commit.interval.ms and on close). */
+    final boolean autoCommit;
 
     Member(Runner run, JsonNode op, String name, Map<String, String> extra) {
       this.name = name;
@@ -45,6 +47,7 @@ final class Groups {
       p.put("auto.offset.reset", "earliest");
       p.put("enable.auto.commit", "false");
       p.putAll(extra);
+      autoCommit = Boolean.parseBoolean(p.getProperty("enable.auto.commit"));
       consumer = Records.consumer(p);
       thread = new Thread(this, name);
     }
@@ -79,12 +82,12 @@ final class Groups {
         while (!stop.get()) {
           int n = consumer.poll(Duration.ofMillis(100)).count();
           // At-least-once: commit what each poll returned before the next one.
-          if (n > 0) consumer.commitSync(Duration.ofSeconds(10));
+          if (n > 0 && !autoCommit) consumer.commitSync(Duration.ofSeconds(10));
           consumed += n;
           assignment = new TreeSet<>(numbers(consumer.assignment()));
           generation = consumer.groupMetadata().generationId();
         }
-        consumer.commitSync(Duration.ofSeconds(10));
+        if (!autoCommit) consumer.commitSync(Duration.ofSeconds(10));
         committed = "ok";
       } catch (Exception e) {
         error = Runner.describe(e);
@@ -158,6 +161,29 @@ final class Groups {
     a.finish();
     b.finish();
     out.put("end", Map.of("a", a.report(), "b", b.report()));
+    return out;
+  }
+
+  /**
+   * The consumer's defaults (enable.auto.commit=true): one member reads
+   * "expect" records and is closed, which commits; the next member of the
+   * group resumes after them and reads nothing.
+   */
+  static Object autoCommit(Runner run, JsonNode op) throws Exception {
+    int n = op.path("partitions").asInt();
+    Map<String, String> defaults = Map.of("enable.auto.commit", "true");
+    Member first = new Member(run, op, "auto-1", defaults).start();
+    boolean read = await(() -> first.consumed >= op.path("expect").asInt(), 30_000);
+    first.finish();
+    Member next = new Member(run, op, "auto-2", defaults).start();
+    boolean assigned = await(() -> next.assignment.size() == n, 30_000);
+    Thread.sleep(op.path("settleMs").asLong(1000));
+    next.finish();
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("read", read);
+    out.put("first", first.report());
+    out.put("assigned", assigned);
+    out.put("next", next.report());
     return out;
   }
 

@@ -63,6 +63,7 @@ public final class Runner {
       case "consume": return Records.consume(this, op);
       case "offsets": return Records.offsets(this, op);
       case "groupRebalance": return Groups.rebalance(this, op);
+      case "autoCommit": return Groups.autoCommit(this, op);
       case "staticMembership": return Groups.staticMembership(this, op);
       case "transactions": return Txns.readProcessWrite(this, op);
       default: return Admins.run(this, name, op);
