@@ -42,7 +42,7 @@ final class Groups {
       this.topic = op.path("topic").asText();
       Properties p = run.props(op);
       p.put("group.id", op.path("group").asText());
-      p.put("group.protocol", "classic");
+      p.put("group.protocol", op.path("groupProtocol").asText("classic"));
       p.put("client.id", name);
       p.put("auto.offset.reset", "earliest");
       p.put("enable.auto.commit", "false");
@@ -147,10 +147,10 @@ final class Groups {
     Map<String, String> extra = new LinkedHashMap<>();
     if (op.has("assignor")) extra.put("partition.assignment.strategy", op.get("assignor").asText());
     Member a = new Member(run, op, "member-a", extra).start();
-    boolean alone = await(() -> a.assignment.size() == n && a.consumed >= op.path("expect").asInt(), 30_000);
+    boolean alone = await(() -> a.assignment.size() == n && a.consumed >= op.path("expect").asInt() || a.error != null, 30_000) && a.error == null;
     Map<String, Object> first = a.report();
     Member b = new Member(run, op, "member-b", extra).start();
-    boolean shared = await(() -> split(n, a, b), 30_000);
+    boolean shared = await(() -> split(n, a, b) || a.error != null || b.error != null, 30_000) && a.error == null && b.error == null;
     // What each member saw once the partitions were split, before stopping them revokes everything.
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("alone", alone);
@@ -173,11 +173,11 @@ final class Groups {
     int n = op.path("partitions").asInt();
     Map<String, String> defaults = Map.of("enable.auto.commit", "true");
     Member first = new Member(run, op, "auto-1", defaults).start();
-    boolean read = await(() -> first.consumed >= op.path("expect").asInt(), 30_000);
+    boolean read = await(() -> first.consumed >= op.path("expect").asInt() || first.error != null, 30_000) && first.error == null;
     first.finish();
     Member next = new Member(run, op, "auto-2", defaults).start();
-    boolean assigned = await(() -> next.assignment.size() == n, 30_000);
-    Thread.sleep(op.path("settleMs").asLong(1000));
+    boolean assigned = await(() -> next.assignment.size() == n || next.error != null, 30_000) && next.error == null;
+    if (assigned) Thread.sleep(op.path("settleMs").asLong(1000));
     next.finish();
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("read", read);
@@ -196,11 +196,11 @@ final class Groups {
     int n = op.path("partitions").asInt();
     Member one = new Member(run, op, "static-1", Map.of("group.instance.id", "instance-1")).start();
     Member two = new Member(run, op, "static-2", Map.of("group.instance.id", "instance-2")).start();
-    boolean shared = await(() -> split(n, one, two), 30_000);
+    boolean shared = await(() -> split(n, one, two) || one.error != null || two.error != null, 30_000) && one.error == null && two.error == null;
     Map<String, Object> before = Map.of("one", one.report(), "two", two.report());
     one.finish();
     Member again = new Member(run, op, "static-1-again", Map.of("group.instance.id", "instance-1")).start();
-    boolean back = await(() -> split(n, again, two), 30_000);
+    boolean back = await(() -> split(n, again, two) || again.error != null || two.error != null, 30_000) && again.error == null && two.error == null;
     // Let the other member poll on: a rebalance caused by the restart would show in its events.
     Thread.sleep(op.path("settleMs").asLong(1500));
     Map<String, Object> out = new LinkedHashMap<>();
