@@ -74,11 +74,11 @@ beforeAll(async () => {
     { id: 'tls-consume', op: 'consume', topic: 'jc-tls-events', partitions: [0], config: tls },
     { id: 'plain-ssl-produce', op: 'produce', topic: 'jc-other', records: toJson(recs), config: saslSsl('PLAIN', 'admin', 'admin-secret') },
     { id: 'plain-ssl-consume', op: 'consume', topic: 'jc-other', partitions: [0], config: saslSsl('PLAIN', 'admin', 'admin-secret') },
-    { id: 'wrong-password', op: 'produce', topic: 'jc-acl-orders', records: toJson(recs), config: saslSsl('SCRAM-SHA-256', 'carol', 'wrong') },
+    { id: 'wrong-password', op: 'produce', topic: 'jc-acl-orders', records: toJson(recs), config: { ...saslSsl('SCRAM-SHA-256', 'carol', 'wrong'), 'max.block.ms': '1500' } },
     { id: 'delete-acls', op: 'deleteAcls', filters: [{ principal: 'User:carol', operation: 'READ' }] },
     { id: 'carol-consume-after', op: 'consume', topic: 'jc-acl-orders', partitions: [0], config: carol },
     { id: 'delete-dave', op: 'alterUserScramCredentials', deletions: [{ user: 'dave', mechanism: 'SCRAM-SHA-256' }] },
-    { id: 'dave-refused', op: 'produce', topic: 'jc-acl-orders', records: toJson(recs), config: saslSsl('SCRAM-SHA-256', 'dave', 'dave-secret') },
+    { id: 'dave-refused', op: 'produce', topic: 'jc-acl-orders', records: toJson(recs), config: { ...saslSsl('SCRAM-SHA-256', 'dave', 'dave-secret'), 'max.block.ms': '1500' } },
   ];
   // The Admin of the run logs in as the super user with SASL/PLAIN on the SASL_PLAINTEXT listener.
   res = await runJavaClient(at('SASL_PLAINTEXT'), ops, { 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanism': 'PLAIN', 'sasl.jaas.config': jaas('PLAIN', 'admin', 'admin-secret') });
