@@ -5,7 +5,7 @@
 // and explained in FINDINGS.md; NOT_YET says why in one line.
 import { it } from 'vitest';
 
-export const CLIENTS = ['kafkajs', 'kcat', 'kafka-python', 'confluent-kafka-python', 'platformatic', 'confluent-kafka-javascript', 'pypi-confluent-kafka', 'pypi-kafka-python', 'aiokafka'] as const;
+export const CLIENTS = ['kafkajs', 'kcat', 'kafka-python', 'confluent-kafka-python', 'platformatic', 'confluent-kafka-javascript', 'pypi-confluent-kafka', 'pypi-kafka-python', 'aiokafka', 'java'] as const;
 export type Client = (typeof CLIENTS)[number];
 
 /** Scenario names shared by every client, so the matrix in the README lines up. */
@@ -127,6 +127,21 @@ export const PASSING: Record<Client, readonly Scenario[]> = {
     'consume: consumer group',
   ],
   aiokafka: [
+    'admin: create topics',
+    'admin: list topics and metadata',
+    'admin: delete topics',
+    'offsets: earliest and latest',
+    'offsets: by timestamp',
+    'roundtrip: none',
+    'roundtrip: gzip',
+    'roundtrip: snappy',
+    'roundtrip: lz4',
+    'roundtrip: zstd',
+    'read: from an absolute offset',
+    'read: relative to the end',
+    'consume: consumer group',
+  ],
+  java: [
     'admin: create topics',
     'admin: list topics and metadata',
     'admin: delete topics',
