@@ -93,6 +93,9 @@ describe('differential: classic groups', () => {
         simpleCommitToActiveGroup: await commit(c, 'g-refuse', -1, '', [{ topic: 'g-topic', partition: 0, offset: 1n }]),
         simpleCommitToNewGroup: await commit(c, 'g-simple', -1, '', [{ topic: 'g-topic', partition: 0, offset: 3n }]),
         simpleFetch: await fetchOffsets(c, 'g-simple', [{ name: 'g-topic', partitionIndexes: [0] }]),
+        nulMetadata: await commit(c, 'g-simple', -1, '', [{ topic: 'g-topic', partition: 0, offset: 4n, metadata: 'Hello\0world!' }, { topic: 'g-topic', partition: 1, offset: 2n, metadata: 'trailing\0' }]),
+        nulMetadataBack: await fetchOffsets(c, 'g-simple', [{ name: 'g-topic', partitionIndexes: [0, 1] }]),
+        tooLongMetadata: await commit(c, 'g-simple', -1, '', [{ topic: 'g-topic', partition: 0, offset: 5n, metadata: 'm'.repeat(4097) }]),
         described: await describeGroups(c, ['g-refuse', 'g-simple', '']),
         listed: await c.request(ListGroupsApi, 4, { statesFilter: ['Stable', 'Empty'] }).then((r) => ({ errorCode: r.errorCode, groups: r.groups.sort((x, y) => x.groupId.localeCompare(y.groupId)) })),
       };

@@ -2,10 +2,10 @@
 // raw requests to a real Apache Kafka and to pgkafka (compat/support/differential.ts
 // names the differences allowed on purpose).
 import { describe, it } from 'vitest';
-import { FetchApi, ListOffsetsApi, ProduceApi } from '../../src/protocol/messages/index.js';
+import { FetchApi, ListOffsetsApi, MetadataApi, ProduceApi } from '../../src/protocol/messages/index.js';
 import { buildBatch, Compression, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
 import type { RawClient } from '../../test/support/raw-client.js';
-import { createTopics, expectSame, onBoth, usePair } from '../support/differential.js';
+import { createTopics, eventually, expectSame, onBoth, usePair } from '../support/differential.js';
 
 const pair = usePair();
 const T0 = 1_700_000_000_000n;
@@ -134,6 +134,23 @@ describe('differential: produce and fetch', () => {
       await produce(c, 'd-times', 0, batch(['a', 'b', 'c'], { baseTimestamp: T0 }));
       await produce(c, 'd-times', 0, batch(['d', 'e'], { baseTimestamp: T0 + 1000n }));
       return listOffsets(c, 'd-times', [-2n, -1n, -3n, T0 - 1n, T0, T0 + 5n, T0 + 20n, T0 + 1000n, T0 + 1011n, T0 + 5000n]);
+    });
+    expectSame(outcome);
+  });
+
+  it('Metadata: auto-creation of an unknown topic, an invalid name, and the created topic once it leads', async () => {
+    const outcome = await onBoth(pair(), async (connect) => {
+      const c = await connect();
+      const metadata = (names: string[], allowAutoTopicCreation: boolean) =>
+        c.request(MetadataApi, 12, { topics: names.map((name) => ({ name })), allowAutoTopicCreation, includeTopicAuthorizedOperations: false })
+          .then((r) => r.topics.map((t) => ({ name: t.name, errorCode: t.errorCode, isInternal: t.isInternal, partitions: t.partitions.length })).sort((a, b) => (a.name ?? '').localeCompare(b.name ?? '')));
+      return {
+        notCreated: await metadata(['m-absent'], false),
+        invalidName: await metadata(['bad name', '..'], true),
+        // (The first answer is left out: Kafka creates the topic after answering UNKNOWN_TOPIC_OR_PARTITION, pgkafka before answering.)
+        creating: await metadata(['m-auto'], true).then(() => 'asked'),
+        afterwards: await eventually(() => metadata(['m-auto'], false), (m) => m[0]!.errorCode === 0 && m[0]!.partitions > 0),
+      };
     });
     expectSame(outcome);
   });
