@@ -5,7 +5,9 @@
 // and explained in FINDINGS.md; NOT_YET says why in one line.
 import { it } from 'vitest';
 
-export const CLIENTS = ['kafkajs', 'kcat', 'kafka-python', 'confluent-kafka-python', 'platformatic', 'confluent-kafka-javascript'] as const;
+export const CLIENTS = ['kafkajs', 'kcat', 'kafka-python', 'confluent-kafka-python', 'platformatic', 'confluent-kafka-javascript',
+  // Go (compat/go/)
+  'franz-go', 'sarama', 'kafka-go', 'confluent-kafka-go'] as const;
 export type Client = (typeof CLIENTS)[number];
 
 /** Scenario names shared by every client, so the matrix in the README lines up. */
@@ -24,6 +26,18 @@ export const SCENARIOS = {
   'read: relative to the end': 'a reader started N records before the end sees the last N',
   'read: zstd below Fetch v10 is refused': 'a reader that only speaks Fetch < v10 gets UNSUPPORTED_COMPRESSION_TYPE from a topic whose compression.type is zstd (KIP-110)',
   'consume: consumer group': 'subscribe with a group id and consume (needs FindCoordinator/JoinGroup/SyncGroup/OffsetCommit)',
+  // Written for the Go clients first (compat/go-*.test.ts).
+  'group: commit and resume': 'a member commits and leaves; a new member of the group resumes at the committed offsets',
+  'group: rebalance on a second member': 'a second member joins: the partitions are split between both and every record is read once',
+  'admin: describe and alter configs': "a topic config set through the admin API is described with its new value and source",
+  'admin: create partitions': 'partitions added to a topic appear in its metadata',
+  'admin: groups, offsets and lag': "list and describe a group with a live member; its committed offsets and lag",
+  'admin: delete records': 'DeleteRecords moves the log start offset (low watermark)',
+  'admin: ACLs': 'create, describe and delete an ACL',
+  'admin: describe cluster': 'DescribeCluster (or the client\'s broker list): cluster id, controller and brokers',
+  'produce: idempotent': 'the idempotent producer\'s batches are stored with its producer id and sequences that follow the offsets',
+  'transactions: commit and abort': 'read_committed sees only the committed transaction, read_uncommitted both, markers take an offset each',
+  'transactions: consume-transform-produce': 'consume in a group, produce and commit the group\'s offsets in one transaction',
 } as const;
 export type Scenario = keyof typeof SCENARIOS;
 
@@ -96,6 +110,34 @@ export const PASSING: Record<Client, readonly Scenario[]> = {
     'roundtrip: zstd',
     'read: from an absolute offset',
   ],
+  'franz-go': [
+    'admin: create topics',
+    'admin: list topics and metadata',
+    'admin: delete topics',
+    'offsets: earliest and latest',
+    'offsets: by timestamp',
+    'roundtrip: none',
+    'roundtrip: gzip',
+    'roundtrip: snappy',
+    'roundtrip: lz4',
+    'roundtrip: zstd',
+    'read: from an absolute offset',
+    'consume: consumer group',
+    'group: commit and resume',
+    'group: rebalance on a second member',
+    'admin: describe and alter configs',
+    'admin: create partitions',
+    'admin: groups, offsets and lag',
+    'admin: delete records',
+    'admin: ACLs',
+    'admin: describe cluster',
+    'produce: idempotent',
+    'transactions: commit and abort',
+    'transactions: consume-transform-produce',
+  ],
+  sarama: [],
+  'kafka-go': [],
+  'confluent-kafka-go': [],
 };
 
 /** Why a scenario is not in a client's list (details in FINDINGS.md). Scenarios absent from both lists were not written for that client. */
