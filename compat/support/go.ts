@@ -28,8 +28,8 @@ export interface GoStep {
 }
 
 /** Runs the built client with `steps`; one result per step (the runner exits non-zero, and this throws, when a step fails). */
-export async function runGo(bin: string, bootstrap: string, steps: GoStep[], timeoutMs = 40_000): Promise<unknown[]> {
-  const r = await runOk(bin, [], { input: JSON.stringify({ bootstrap, steps }), timeoutMs });
+export async function runGo(bin: string, bootstrap: string, steps: GoStep[], env: NodeJS.ProcessEnv = {}, timeoutMs = 40_000): Promise<unknown[]> {
+  const r = await runOk(bin, [], { input: JSON.stringify({ bootstrap, steps }), timeoutMs, env });
   return (JSON.parse(r.stdout.toString('utf8')) as { results: unknown[] }).results;
 }
 
@@ -42,6 +42,10 @@ export interface GoScenarioOptions {
   aclBroker?: () => Promise<TestBroker>;
   /** The client reports the end offset where ListOffsets by timestamp finds none (Kafka's -1), as kadm does. */
   timestampMissIsEnd?: boolean;
+  /** The client's DeleteRecords does not report the low watermark. */
+  noLowWatermark?: boolean;
+  /** Environment of the runner (e.g. SARAMA_VERSION). */
+  env?: NodeJS.ProcessEnv;
 }
 
 type Errors = { errors: [string, number][] };
@@ -63,7 +67,7 @@ export function expectedDelivery(recs: Rec[]): { partition: number; offset: numb
  * (compat/go/<client>/main.go); a test file allow-lists those its client passes.
  */
 export function goScenarios(getBin: () => string, getBroker: () => TestBroker, o: GoScenarioOptions): ScenarioFns {
-  const go = <T extends unknown[]>(steps: GoStep[], broker = getBroker()) => runGo(getBin(), broker.bootstrap, steps) as Promise<T>;
+  const go = <T extends unknown[]>(steps: GoStep[], broker = getBroker()) => runGo(getBin(), broker.bootstrap, steps, o.env) as Promise<T>;
   const t = (name: string) => `${o.tag}-${name}`;
   const data = (tag: string, extra: DatasetOptions = {}) => dataset(tag, { ...o.dataset, ...extra });
   const create = (name: string, partitions = 3, configs: Record<string, string> = {}): GoStep => ({ op: 'create', topics: [{ name, partitions, configs }] });
@@ -194,8 +198,8 @@ export function goScenarios(getBin: () => string, getBroker: () => TestBroker, o
       expect(res.after['retention.ms']!.value).toBe('3600000');
       expect(res.after['cleanup.policy']!.value).toBe('compact');
       expect(res.after['max.message.bytes']).toEqual(res.before['max.message.bytes']);
-      expect(res.after['retention.ms']!.source).toMatch(/TOPIC/);
-      expect(res.before['retention.ms']!.source).not.toMatch(/TOPIC/);
+      expect(res.after['retention.ms']!.source).toMatch(/topic/i);
+      expect(res.before['retention.ms']!.source).not.toMatch(/topic/i);
     },
     'admin: create partitions': async () => {
       const topic = t('grow');
@@ -222,13 +226,14 @@ export function goScenarios(getBin: () => string, getBroker: () => TestBroker, o
     'admin: delete records': async () => {
       const topic = t('delrec');
       const recs = data(topic);
-      const [, , res, read] = await go<[Errors, Delivered, { error: number; lowWatermark: number; start: number }, Read]>([
+      const [, , res, read] = await go<[Errors, Delivered, { error: number; lowWatermark: number | null; start: number }, Read]>([
         create(topic),
         produce(topic, recs),
         { op: 'delete_records', topic, partition: 1, before: 3 },
         fetch(topic, [1]),
       ]);
-      expect(res).toEqual({ error: 0, lowWatermark: 3, start: 3 });
+      // lowWatermark is DeleteRecords' answer, null where the client does not report it.
+      expect(res).toEqual({ error: 0, lowWatermark: o.noLowWatermark ? null : 3, start: 3 });
       expectRecords(fromJson(read.records), recs.filter((r) => r.partition === 1), { from: { 1: 3 } });
     },
     'admin: ACLs': async () => {
