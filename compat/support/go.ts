@@ -5,7 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import type { TestBroker } from '../../test/support/broker.js';
-import type { ScenarioFns } from '../scenarios.js';
+import type { Scenario, ScenarioFns } from '../scenarios.js';
 import { dataset, expectRecords, expectStoredCodec, fromJson, readStored, toJson, type Codec, type DatasetOptions, type JsonRead, type Rec } from './records.js';
 import { runOk } from './spawn.js';
 
@@ -44,6 +44,8 @@ export interface GoScenarioOptions {
   timestampMissIsEnd?: boolean;
   /** The client's DeleteRecords does not report the low watermark. */
   noLowWatermark?: boolean;
+  /** Scenarios the client has no API for (not applicable, so not implemented). */
+  lacks?: Scenario[];
   /** Environment of the runner (e.g. SARAMA_VERSION). */
   env?: NodeJS.ProcessEnv;
 }
@@ -67,6 +69,12 @@ export function expectedDelivery(recs: Rec[]): { partition: number; offset: numb
  * (compat/go/<client>/main.go); a test file allow-lists those its client passes.
  */
 export function goScenarios(getBin: () => string, getBroker: () => TestBroker, o: GoScenarioOptions): ScenarioFns {
+  const all = allGoScenarios(getBin, getBroker, o);
+  for (const name of o.lacks ?? []) delete all[name];
+  return all;
+}
+
+function allGoScenarios(getBin: () => string, getBroker: () => TestBroker, o: GoScenarioOptions): ScenarioFns {
   const go = <T extends unknown[]>(steps: GoStep[], broker = getBroker()) => runGo(getBin(), broker.bootstrap, steps, o.env) as Promise<T>;
   const t = (name: string) => `${o.tag}-${name}`;
   const data = (tag: string, extra: DatasetOptions = {}) => dataset(tag, { ...o.dataset, ...extra });
