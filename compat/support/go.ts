@@ -44,6 +44,8 @@ export interface GoScenarioOptions {
   timestampMissIsEnd?: boolean;
   /** The client's DeleteRecords does not report the low watermark. */
   noLowWatermark?: boolean;
+  /** The client's group description has no protocol type. */
+  noProtocolType?: boolean;
   /** Scenarios the client has no API for (not applicable, so not implemented). */
   lacks?: Scenario[];
   /** Environment of the runner (e.g. SARAMA_VERSION). */
@@ -218,14 +220,14 @@ function allGoScenarios(getBin: () => string, getBroker: () => TestBroker, o: Go
       const topic = t('lag');
       const recs = data(topic);
       const group = t('g-lag');
-      const [, , res] = await go<[Errors, Delivered, { listed: string[]; state: string; protocolType: string; members: { assigned: number[] }[]; lag: Record<string, number>; totalLag: number }]>([
+      const [, , res] = await go<[Errors, Delivered, { listed: string[]; state: string; protocolType: string | null; members: { assigned: number[] }[]; lag: Record<string, number>; totalLag: number }]>([
         create(topic),
         produce(topic, recs),
         { op: 'groups', group, topic, consume: 4, expect: 4 },
       ]);
       expect(res.listed).toContain(group);
       expect(res.state).toBe('Stable');
-      expect(res.protocolType).toBe('consumer');
+      expect(res.protocolType).toBe(o.noProtocolType ? null : 'consumer');
       expect(res.members).toHaveLength(1);
       expect([...res.members[0]!.assigned].sort()).toEqual([0, 1, 2]);
       expect(res.totalLag).toBe(recs.length - 4);
