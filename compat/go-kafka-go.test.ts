@@ -14,7 +14,7 @@ let bin: string;
 beforeAll(async () => {
   bin = await buildGo('kafkago');
   broker = await startTestBroker({ autoCreateTopicsEnable: false });
-});
+}, 300_000); // a cold Go build cache
 afterAll(async () => {
   await broker?.destroy();
 });
