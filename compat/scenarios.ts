@@ -38,6 +38,8 @@ export const SCENARIOS = {
   'produce: idempotent': 'the idempotent producer\'s batches are stored with its producer id and sequences that follow the offsets',
   'transactions: commit and abort': 'read_committed sees only the committed transaction, read_uncommitted both, markers take an offset each',
   'transactions: consume-transform-produce': 'consume in a group, produce and commit the group\'s offsets in one transaction',
+  'admin: delete group offsets and groups': "OffsetDelete removes one partition's commit of an empty group; DeleteGroups removes the group",
+  'admin: producers and transactions': 'DescribeProducers, ListTransactions and DescribeTransactions during an open transaction and after its commit',
 } as const;
 export type Scenario = keyof typeof SCENARIOS;
 
@@ -134,6 +136,8 @@ export const PASSING: Record<Client, readonly Scenario[]> = {
     'produce: idempotent',
     'transactions: commit and abort',
     'transactions: consume-transform-produce',
+    'admin: delete group offsets and groups',
+    'admin: producers and transactions',
   ],
   sarama: [
     'admin: create topics',
@@ -159,6 +163,7 @@ export const PASSING: Record<Client, readonly Scenario[]> = {
     'produce: idempotent',
     'transactions: commit and abort',
     'transactions: consume-transform-produce',
+    'admin: delete group offsets and groups',
   ],
   'kafka-go': [
     'admin: create topics',
@@ -179,6 +184,7 @@ export const PASSING: Record<Client, readonly Scenario[]> = {
     'admin: create partitions',
     'admin: groups, offsets and lag',
     'admin: ACLs',
+    'admin: delete group offsets and groups',
   ],
   'confluent-kafka-go': [
     'admin: create topics',

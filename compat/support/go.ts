@@ -326,5 +326,38 @@ function allGoScenarios(getBin: () => string, getBroker: () => TestBroker, o: Go
       );
       expect(rows.map((r) => [r.partition, Number(r.committed_offset)])).toEqual([[0, 5], [1, 5], [2, 5]]);
     },
+    'admin: delete group offsets and groups': async () => {
+      const topic = t('delgroup');
+      const recs = data(topic);
+      const group = t('g-del');
+      const [, , , res] = await go<[Errors, Delivered, Read, { offsetDelete: number; committedAfter: Record<string, number>; deleteGroup: number; listedAfter: string[]; deleteAgain: number }]>([
+        create(topic),
+        produce(topic, recs),
+        { op: 'group_consume', group, topic, expect: recs.length },
+        { op: 'delete_groups', group, topic, partition: 1 },
+      ]);
+      expect(res.offsetDelete).toBe(0);
+      expect(res.committedAfter).toEqual({ 0: 5, 2: 5 });
+      expect(res.deleteGroup).toBe(0);
+      expect(res.listedAfter).not.toContain(group);
+      expect(res.deleteAgain).toBe(69); // GROUP_ID_NOT_FOUND
+    },
+    'admin: producers and transactions': async () => {
+      const topic = t('txn-admin');
+      const recs = data(topic, { partitions: 2, perPartition: 2 });
+      type Txn = { state: string; producerId: number; timeoutMs: number; partitions: Record<string, number[]> };
+      const [, res] = await go<[Errors, { producers: Record<string, { producerId: number; lastSequence: number; txnStartOffset: number }[]>; listed: { state: string; producerId: number }; during: Txn; after: Txn }]>([
+        create(topic),
+        { op: 'txn_admin', topic, transactionalId: t('txn-admin-id'), records: toJson(recs) },
+      ]);
+      const pid = res.during.producerId;
+      expect(pid).toBeGreaterThanOrEqual(0);
+      expect(res.during).toMatchObject({ state: 'Ongoing', partitions: { [topic]: [0, 1] } });
+      expect(res.listed).toEqual({ state: 'Ongoing', producerId: pid });
+      // Two records in each of partitions 0 and 1, none in 2: the open transaction starts at offset 0.
+      expect(res.producers).toEqual({ 0: [{ producerId: pid, lastSequence: 1, txnStartOffset: 0 }], 1: [{ producerId: pid, lastSequence: 1, txnStartOffset: 0 }], 2: [] });
+      expect(res.after).toMatchObject({ state: 'CompleteCommit', producerId: pid });
+      expect(res.after.partitions).toEqual({}); // a completed transaction has no partitions left
+    },
   };
 }

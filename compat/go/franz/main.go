@@ -36,6 +36,8 @@ func main() {
 		"cluster":        runner.Typed(cluster),
 		"transaction":    runner.Typed(transaction),
 		"transform":      runner.Typed(transform),
+		"delete_groups":  runner.Typed(deleteGroups),
+		"txn_admin":      runner.Typed(txnAdmin),
 	})
 }
 
@@ -845,4 +847,121 @@ func transform(ctx context.Context, bootstrap string, a struct {
 		rounds++
 	}
 	return map[string]any{"transformed": seen, "transactions": rounds}, nil
+}
+
+// deleteGroups: OffsetDelete of one partition's commit (the group must be
+// empty), then DeleteGroups; reports what is committed and listed after each.
+func deleteGroups(ctx context.Context, bootstrap string, a struct {
+	Group     string `json:"group"`
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+}) (any, error) {
+	adm, cl, err := admin(bootstrap)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	del, err := adm.DeleteOffsets(ctx, a.Group, kadm.TopicsSet{a.Topic: {a.Partition: {}}})
+	if err != nil {
+		return nil, err
+	}
+	delErr, _ := del.Lookup(a.Topic, a.Partition)
+	afterOffsets, err := committedOffsets(ctx, bootstrap, a.Group, a.Topic)
+	if err != nil {
+		return nil, err
+	}
+	dg, err := adm.DeleteGroups(ctx, a.Group)
+	if err != nil {
+		return nil, err
+	}
+	listed, err := adm.ListGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Deleting again: the group is gone (GROUP_ID_NOT_FOUND).
+	again, err := adm.DeleteGroups(ctx, a.Group)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"offsetDelete": code(delErr), "committedAfter": afterOffsets, "deleteGroup": code(dg[a.Group].Err),
+		"listedAfter": listed.Groups(), "deleteAgain": code(again[a.Group].Err)}, nil
+}
+
+// txnAdmin: DescribeProducers, ListTransactions and DescribeTransactions
+// while a transaction is open, and DescribeTransactions after its commit.
+func txnAdmin(ctx context.Context, bootstrap string, a struct {
+	Topic         string       `json:"topic"`
+	TransactionID string       `json:"transactionalId"`
+	Records       []runner.Rec `json:"records"`
+}) (any, error) {
+	cl, err := client(bootstrap, kgo.TransactionalID(a.TransactionID), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	adm, acl, err := admin(bootstrap)
+	if err != nil {
+		return nil, err
+	}
+	defer acl.Close()
+	if err := cl.BeginTransaction(); err != nil {
+		return nil, err
+	}
+	recs := make([]*kgo.Record, len(a.Records))
+	for i, r := range a.Records {
+		recs[i] = toRecord(a.Topic, r)
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		return nil, err
+	}
+	describeTxn := func() (map[string]any, error) {
+		d, err := adm.DescribeTransactions(ctx, a.TransactionID)
+		if err != nil {
+			return nil, err
+		}
+		t := d[a.TransactionID]
+		if t.Err != nil {
+			return nil, t.Err
+		}
+		parts := map[string][]int32{}
+		for topic, ps := range t.Topics {
+			for p := range ps {
+				parts[topic] = append(parts[topic], p)
+			}
+			sort.Slice(parts[topic], func(i, j int) bool { return parts[topic][i] < parts[topic][j] })
+		}
+		return map[string]any{"state": t.State, "producerId": t.ProducerID, "timeoutMs": t.TimeoutMillis, "partitions": parts}, nil
+	}
+	producers, err := adm.DescribeProducers(ctx, kadm.TopicsSet{a.Topic: {0: {}, 1: {}, 2: {}}})
+	if err != nil {
+		return nil, err
+	}
+	open := map[int32]any{}
+	for _, p := range producers[a.Topic].Partitions {
+		if p.Err != nil {
+			return nil, p.Err
+		}
+		list := []map[string]any{}
+		for _, d := range p.ActiveProducers {
+			list = append(list, map[string]any{"producerId": d.ProducerID, "lastSequence": d.LastSequence, "txnStartOffset": d.CurrentTxnStartOffset})
+		}
+		open[p.Partition] = list
+	}
+	listed, err := adm.ListTransactions(ctx, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	during, err := describeTxn()
+	if err != nil {
+		return nil, err
+	}
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		return nil, err
+	}
+	after, err := describeTxn()
+	if err != nil {
+		return nil, err
+	}
+	lt := listed[a.TransactionID]
+	return map[string]any{"producers": open, "listed": map[string]any{"state": lt.State, "producerId": lt.ProducerID}, "during": during, "after": after}, nil
 }

@@ -3,7 +3,7 @@
 // (every codec) and Reader (one partition, or a group) as applications use
 // them; kafka.Client for admin; kafka.ConsumerGroup to watch a rebalance.
 // kafka-go has no idempotent or transactional producer and no DeleteRecords
-// or DescribeCluster call: those ops are absent.
+// or DescribeCluster call, nor the transaction admin calls: those ops are absent.
 package main
 
 import (
@@ -35,6 +35,7 @@ func main() {
 		"partitions":    runner.Typed(partitions),
 		"groups":        runner.Typed(groups),
 		"acls":          runner.Typed(acls),
+		"delete_groups": runner.Typed(deleteGroups),
 	})
 }
 
@@ -704,4 +705,46 @@ func opName(op kafka.ACLOperationType) string {
 		return "DESCRIBE"
 	}
 	return strconv.Itoa(int(op))
+}
+
+// deleteGroups: OffsetDelete of one partition's commit (the group must be
+// empty), then DeleteGroups; reports what is committed and listed after each.
+func deleteGroups(ctx context.Context, bootstrap string, a struct {
+	Group     string `json:"group"`
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+}) (any, error) {
+	cl := client(bootstrap)
+	del, err := cl.OffsetDelete(ctx, &kafka.OffsetDeleteRequest{GroupID: a.Group, Topics: map[string][]int{a.Topic: {a.Partition}}})
+	if err != nil {
+		return nil, err
+	}
+	delErr := del.Error
+	for _, p := range del.Topics[a.Topic] {
+		if p.Partition == a.Partition && delErr == nil {
+			delErr = p.Error
+		}
+	}
+	committed, err := committedOffsets(ctx, bootstrap, a.Group, a.Topic)
+	if err != nil {
+		return nil, err
+	}
+	dg, err := cl.DeleteGroups(ctx, &kafka.DeleteGroupsRequest{GroupIDs: []string{a.Group}})
+	if err != nil {
+		return nil, err
+	}
+	listed, err := cl.ListGroups(ctx, &kafka.ListGroupsRequest{})
+	if err != nil {
+		return nil, err
+	}
+	names := []string{}
+	for _, g := range listed.Groups {
+		names = append(names, g.GroupID)
+	}
+	again, err := cl.DeleteGroups(ctx, &kafka.DeleteGroupsRequest{GroupIDs: []string{a.Group}})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"offsetDelete": code(delErr), "committedAfter": committed, "deleteGroup": code(dg.Errors[a.Group]),
+		"listedAfter": names, "deleteAgain": code(again.Errors[a.Group])}, nil
 }

@@ -37,6 +37,7 @@ func main() {
 		"cluster":        runner.Typed(cluster),
 		"transaction":    runner.Typed(transaction),
 		"transform":      runner.Typed(transform),
+		"delete_groups":  runner.Typed(deleteGroups),
 	})
 }
 
@@ -895,4 +896,34 @@ func transform(ctx context.Context, bootstrap string, a struct {
 		return nil, err
 	}
 	return map[string]any{"transformed": h.count(), "transactions": rounds}, nil
+}
+
+// deleteGroups: OffsetDelete of one partition's commit (the group must be
+// empty), then DeleteGroups; reports what is committed and listed after each.
+func deleteGroups(_ context.Context, bootstrap string, a struct {
+	Group     string `json:"group"`
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+}) (any, error) {
+	ca, err := admin(bootstrap)
+	if err != nil {
+		return nil, err
+	}
+	defer ca.Close()
+	delErr := ca.DeleteConsumerGroupOffset(a.Group, a.Topic, a.Partition)
+	committed, err := committedOffsets(bootstrap, a.Group, a.Topic)
+	if err != nil {
+		return nil, err
+	}
+	dgErr := ca.DeleteConsumerGroup(a.Group)
+	listed, err := ca.ListConsumerGroups()
+	if err != nil {
+		return nil, err
+	}
+	names := []string{}
+	for n := range listed {
+		names = append(names, n)
+	}
+	again := ca.DeleteConsumerGroup(a.Group)
+	return map[string]any{"offsetDelete": code(delErr), "committedAfter": committed, "deleteGroup": code(dgErr), "listedAfter": names, "deleteAgain": code(again)}, nil
 }
