@@ -1,4 +1,4 @@
-// The Go client runners (compat/go/<client>/main.go): built once per test
+// The Go client runners (compat/go/<client>/): built once per test
 // file with `go build` into compat/go/bin/ (git-ignored; the Go build cache
 // makes a rebuild quick), then run once per scenario with a batch of steps
 // as JSON on stdin and their results as JSON on stdout (internal/runner).
@@ -68,7 +68,7 @@ export function expectedDelivery(recs: Rec[]): { partition: number; offset: numb
 
 /**
  * The scenarios every Go runner implements with the same ops and answers
- * (compat/go/<client>/main.go); a test file allow-lists those its client passes.
+ * (compat/go/<client>/); a test file allow-lists those its client passes.
  */
 export function goScenarios(getBin: () => string, getBroker: () => TestBroker, o: GoScenarioOptions): ScenarioFns {
   const all = allGoScenarios(getBin, getBroker, o);
