@@ -276,14 +276,14 @@ export const PASSING: Record<Client, readonly Scenario[]> = {
 /** Why a scenario is not in a client's list (details in FINDINGS.md). Scenarios absent from both lists were not written for that client. */
 export const NOT_YET: Partial<Record<Client, Partial<Record<Scenario, string>>>> = {
   kafkajs: {
-    'consume: consumer group': 'kafkajs has no group-less consumer; waits for the consumer-group APIs',
+    'consume: consumer group': 'covered by compat/groups/kafkajs.test.ts',
     'roundtrip: snappy': 'kafkajs 2.2.4 ships only gzip (others need codec plug-ins, not installed)',
   },
-  kcat: { 'consume: consumer group': 'kcat -G needs the consumer-group APIs' },
-  'kafka-python': { 'consume: consumer group': 'KafkaConsumer(group_id=...) needs the consumer-group APIs', 'roundtrip: zstd': 'kafka-python 2.0.2 needs the zstandard module (not packaged here) and reads with Fetch v4' },
-  'confluent-kafka-python': { 'consume: consumer group': 'subscribe() needs the consumer-group APIs' },
-  platformatic: { 'consume: consumer group': 'Consumer.consume() joins a group', 'roundtrip: zstd': '@platformatic/kafka uses node:zlib zstd, absent from Node.js 20' },
-  'confluent-kafka-javascript': { 'consume: consumer group': 'KafkaJS-style consumer.run() needs the consumer-group APIs' },
+  kcat: { 'consume: consumer group': 'covered by compat/groups/kcat.test.ts' },
+  'kafka-python': { 'consume: consumer group': 'covered by compat/groups/kafka-python.test.ts', 'roundtrip: zstd': 'kafka-python 2.0.2 needs the zstandard module (not packaged here) and reads with Fetch v4' },
+  'confluent-kafka-python': { 'consume: consumer group': 'covered by compat/groups/confluent-python.test.ts' },
+  platformatic: { 'consume: consumer group': 'Consumer.consume() in a group: not written yet', 'roundtrip: zstd': '@platformatic/kafka uses node:zlib zstd, absent from Node.js 20' },
+  'confluent-kafka-javascript': { 'consume: consumer group': 'covered by compat/groups/confluent-js.test.ts' },
 };
 
 export type ScenarioFns = Partial<Record<Scenario, () => Promise<void>>>;
