@@ -50,7 +50,8 @@ export default defineHandler({
           break;
         }
         const log = await logs.partition(t.topicId, i);
-        partitions.push({ errorCode: ErrorCode.NONE, partitionIndex: i, leaderId: nodeId, leaderEpoch: log?.leaderEpoch ?? 0, replicaNodes: [nodeId], isrNodes: [nodeId], offlineReplicas: [] });
+        // Kafka answers empty ELR lists, never null: its admin tools read them without a null check.
+        partitions.push({ errorCode: ErrorCode.NONE, partitionIndex: i, leaderId: nodeId, leaderEpoch: log?.leaderEpoch ?? 0, replicaNodes: [nodeId], isrNodes: [nodeId], eligibleLeaderReplicas: [], lastKnownElr: [], offlineReplicas: [] });
         budget--;
       }
       topics.push({ errorCode: ErrorCode.NONE, name, topicId: t.topicId, isInternal: false, partitions, topicAuthorizedOperations: authorizedOperations(ctx, ResourceType.TOPIC, name) });
