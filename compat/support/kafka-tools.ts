@@ -46,7 +46,7 @@ export interface ToolOptions {
 // JVM starts fastest with the client compiler only, the serial collector and
 // class-data sharing, and without the perf-data file. The JVM's own log
 // lines go to stderr (by default its warnings go to stdout).
-const JVM = ['-Xms32m', '-Xmx256m', '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-Xshare:auto', '-XX:-UsePerfData', '-Djava.awt.headless=true', '-Xlog:disable', '-Xlog:all=warning:stderr'];
+const JVM = ['-Xms32m', '-Xmx256m', '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-Xshare:auto', '-XX:-UsePerfData', '-Djava.awt.headless=true', '-Xlog:disable', '-Xlog:all=warning,cds*=off:stderr'];
 
 const cdsDir = fileURLToPath(new URL('../java/kafka/target/cds', import.meta.url));
 
