@@ -83,11 +83,17 @@ describe('kafka-transactions', () => {
 
       // The open transaction starts after the committed one's two records and its marker.
       const producers = table((await tool('kafka-transactions', 'describe-producers', '--topic', 'tools-txn', '--partition', '0')).stdout, 'ProducerId');
-      expect(producers).toEqual([expect.objectContaining({ ProducerId: producerId, ProducerEpoch: '0', LastSequence: '2', CurrentTransactionStartOffset: '3' })]);
+      // LastTimestamp: the max timestamp of the producer's newest batch.
+      const [last] = await broker.query<{ ts: string }>("SELECT b.max_timestamp::text AS ts FROM batches b JOIN topics t USING (topic_id) WHERE t.name = 'tools-txn' AND NOT b.is_control ORDER BY b.base_offset DESC LIMIT 1");
+      expect(producers).toEqual([{ ProducerId: producerId, ProducerEpoch: '0', LatestCoordinatorEpoch: '0', LastSequence: '2', LastTimestamp: last!.ts, CurrentTransactionStartOffset: '3' }]);
 
       await open.abort();
       const aborted = table((await tool('kafka-transactions', 'describe', '--transactional-id', 'tools-tx')).stdout, 'CoordinatorId');
-      expect(aborted).toEqual([expect.objectContaining({ TransactionalId: 'tools-tx', TransactionState: 'CompleteAbort', CurrentTransactionStartTimeMs: 'None', TransactionDurationMs: 'None' })]);
+      expect(aborted).toEqual([expect.objectContaining({ TransactionalId: 'tools-tx', ProducerId: producerId, TransactionState: 'CompleteAbort' })]);
+      // After the abort marker: no transaction open, and the marker's timestamp is the producer's last (as Kafka's ProducerStateEntry).
+      const [marker] = await broker.query<{ ts: string }>("SELECT b.max_timestamp::text AS ts FROM batches b JOIN topics t USING (topic_id) WHERE t.name = 'tools-txn' AND b.is_control ORDER BY b.base_offset DESC LIMIT 1");
+      const after = table((await tool('kafka-transactions', 'describe-producers', '--topic', 'tools-txn', '--partition', '0')).stdout, 'ProducerId');
+      expect(after).toEqual([{ ProducerId: producerId, ProducerEpoch: '0', LatestCoordinatorEpoch: '0', LastSequence: '2', LastTimestamp: marker!.ts, CurrentTransactionStartOffset: 'None' }]);
     } finally {
       await producer.disconnect();
     }

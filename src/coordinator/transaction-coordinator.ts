@@ -349,9 +349,10 @@ export class TransactionCoordinator {
       [...meta.partitions.values()].map(async (tp) => {
         const log = await this.logs.partition(tp.topicId, tp.partition);
         if (!log) return; // the topic was deleted
-        const data = buildEndTxnMarker({ commit, producerId: meta.producerId, producerEpoch: meta.producerEpoch, coordinatorEpoch: 0, timestamp: BigInt(this.clock.now()) });
+        const coordinatorEpoch = 0;
+        const data = buildEndTxnMarker({ commit, producerId: meta.producerId, producerEpoch: meta.producerEpoch, coordinatorEpoch, timestamp: BigInt(this.clock.now()) });
         const header = readBatchHeaderAt(data, 0)!;
-        await this.logs.append(log, [{ data, header, marker: { commit } }]).catch((err: unknown) => {
+        await this.logs.append(log, [{ data, header, marker: { commit, coordinatorEpoch } }]).catch((err: unknown) => {
           // Deleted while the marker waited: nothing is left there to commit or abort.
           if (!(err instanceof AppendError && err.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)) throw err;
         });
