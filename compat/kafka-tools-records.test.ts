@@ -89,7 +89,12 @@ describe('kafka-transactions', () => {
 
       await open.abort();
       const aborted = table((await tool('kafka-transactions', 'describe', '--transactional-id', 'tools-tx')).stdout, 'CoordinatorId');
-      expect(aborted).toEqual([expect.objectContaining({ TransactionalId: 'tools-tx', ProducerId: producerId, TransactionState: 'CompleteAbort' })]);
+      // A completed transaction keeps its start time, as Kafka's transaction metadata does…
+      expect(aborted).toEqual([expect.objectContaining({ TransactionalId: 'tools-tx', ProducerId: producerId, TransactionState: 'CompleteAbort', CurrentTransactionStartTimeMs: ongoing[0]!.CurrentTransactionStartTimeMs })]);
+      // …and --duration-filter compares with it.
+      const listedFor = async (ms: number) => table((await tool('kafka-transactions', 'list', '--duration-filter', String(ms))).stdout, 'TransactionalId').map((t) => t.TransactionalId);
+      expect(await listedFor(0)).toEqual(['tools-tx']);
+      expect(await listedFor(86_400_000)).toEqual([]);
       // After the abort marker: no transaction open, and the marker's timestamp is the producer's last (as Kafka's ProducerStateEntry).
       const [marker] = await broker.query<{ ts: string }>("SELECT b.max_timestamp::text AS ts FROM batches b JOIN topics t USING (topic_id) WHERE t.name = 'tools-txn' AND b.is_control ORDER BY b.base_offset DESC LIMIT 1");
       const after = table((await tool('kafka-transactions', 'describe-producers', '--topic', 'tools-txn', '--partition', '0')).stdout, 'ProducerId');

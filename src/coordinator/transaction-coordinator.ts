@@ -32,7 +32,7 @@ export interface TxnMetadata {
   lastProducerEpoch: number;
   timeoutMs: number;
   state: TxnState;
-  /** When the ongoing transaction began (ms), or -1. */
+  /** When the newest transaction began (ms), kept once it completed as Kafka keeps txnStartTimestamp; -1 before any (Empty). */
   startTimeMs: number;
   partitions: Map<string, TxnPartition>;
   groups: Set<string>;
@@ -358,8 +358,8 @@ export class TransactionCoordinator {
         });
       }),
     );
+    // The start time stays: Kafka describes a completed transaction with it (and ListTransactions filters by it).
     meta.state = commit ? 'CompleteCommit' : 'CompleteAbort';
-    meta.startTimeMs = -1;
     meta.partitions.clear();
     meta.groups.clear();
     meta.offsets.clear();
