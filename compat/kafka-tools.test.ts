@@ -103,7 +103,8 @@ describe('kafka-console-producer and kafka-console-consumer', () => {
 
 describe('kafka-consumer-groups', () => {
   const group = 'tools-readers';
-  const describeGroup = async () => table((await groups('--describe', '--group', group)).stdout, 'GROUP');
+  const describeGroupOf = async (id: string) => table((await groups('--describe', '--group', id)).stdout, 'GROUP');
+  const describeGroup = () => describeGroupOf(group);
   const reset = async (...args: string[]) => table((await groups('--group', group, '--reset-offsets', '--topic', 'tools-events', ...args)).stdout, 'GROUP');
 
   it('a console consumer in a group commits, and the group is listed and described with its lag', async () => {
@@ -141,6 +142,28 @@ describe('kafka-consumer-groups', () => {
     expect(await describeGroup()).toMatchObject([{ 'CURRENT-OFFSET': '3', 'LOG-END-OFFSET': '5', LAG: '2' }]);
     // The consumer resumes where the reset put it.
     expect((await consume('tools-events', '--group', group, '--max-messages', '1')).stdout).toBe('e3\n');
+  }, 90_000);
+
+  it('describes a group with a member, whose offsets cannot be reset while it is active', async () => {
+    const live = 'tools-live';
+    const running = runTool('kafka-console-consumer', [...bootstrap, '--topic', 'tools-events', '--group', live, '--max-messages', '1', '--timeout-ms', '30000', '--command-property', 'client.id=tools-live-client']);
+    let state: Record<string, string>[] = [];
+    for (let i = 0; i < 20 && state[0]?.STATE !== 'Stable'; i++) {
+      const r = await runTool('kafka-consumer-groups', [...bootstrap, '--describe', '--group', live, '--state']);
+      state = r.code === 0 && r.stdout.includes('STATE') ? table(r.stdout, 'GROUP') : [];
+    }
+    expect(state).toMatchObject([{ GROUP: live, 'ASSIGNMENT-STRATEGY': 'range', STATE: 'Stable', '#MEMBERS': '1' }]);
+    const members = table((await groups('--describe', '--group', live, '--members', '--verbose')).stdout, 'GROUP');
+    expect(members).toEqual([expect.objectContaining({ GROUP: live, 'CONSUMER-ID': expect.stringMatching(/^tools-live-client-/), HOST: '/127.0.0.1', 'CLIENT-ID': 'tools-live-client', '#PARTITIONS': '1', 'CURRENT-ASSIGNMENT': 'tools-events:0' })]);
+    expect(await describeGroupOf(live)).toEqual([expect.objectContaining({ TOPIC: 'tools-events', PARTITION: '0', 'CONSUMER-ID': members[0]!['CONSUMER-ID'], 'CLIENT-ID': 'tools-live-client' })]);
+
+    const refused = await runTool('kafka-consumer-groups', [...bootstrap, '--group', live, '--reset-offsets', '--topic', 'tools-events', '--to-earliest', '--execute']);
+    expect(refused.stdout + refused.stderr).toContain(`Assignments can only be reset if the group '${live}' is inactive, but the current state is Stable.`);
+
+    await produce('tools-events', ['e5']);
+    const done = await running;
+    expect(done.stdout).toBe('e5\n');
+    expect(table((await groups('--describe', '--group', live, '--state')).stdout, 'GROUP')).toMatchObject([{ STATE: 'Empty', '#MEMBERS': '0' }]);
   }, 90_000);
 
   it('deletes a topic\'s offsets, then the group', async () => {
