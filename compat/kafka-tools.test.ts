@@ -146,7 +146,7 @@ describe('kafka-consumer-groups', () => {
 
   it('describes a group with a member, whose offsets cannot be reset while it is active', async () => {
     const live = 'tools-live';
-    const running = runTool('kafka-console-consumer', [...bootstrap, '--topic', 'tools-events', '--group', live, '--max-messages', '1', '--timeout-ms', '30000', '--command-property', 'client.id=tools-live-client']);
+    const running = runTool('kafka-console-consumer', [...bootstrap, '--topic', 'tools-events', '--group', live, '--max-messages', '1', '--timeout-ms', '30000', '--command-property', 'client.id=tools-live-client'], { timeoutMs: 60_000 });
     let state: Record<string, string>[] = [];
     for (let i = 0; i < 20 && state[0]?.STATE !== 'Stable'; i++) {
       const r = await runTool('kafka-consumer-groups', [...bootstrap, '--describe', '--group', live, '--state']);
