@@ -56,6 +56,9 @@ describe('kafka-get-offsets and kafka-delete-records', () => {
     expect((await stored('tools-timed'))[0]!.log_start_offset).toBe('2');
     const rest = await tool('kafka-console-consumer', '--topic', 'tools-timed', '--from-beginning', '--max-messages', '3', '--timeout-ms', '20000');
     expect(rest.stdout).toBe('e2\ne3\ne4\n');
+    // From an exact offset of one partition, without a group.
+    const fromOffset = await tool('kafka-console-consumer', '--topic', 'tools-timed', '--partition', '0', '--offset', '3', '--max-messages', '2', '--timeout-ms', '20000', '--formatter-property', 'print.offset=true');
+    expect(fromOffset.stdout).toBe('Offset:3\te3\nOffset:4\te4\n');
   }, 90_000);
 });
 
@@ -98,6 +101,12 @@ describe('kafka-transactions', () => {
       // After the abort marker: no transaction open, and the marker's timestamp is the producer's last (as Kafka's ProducerStateEntry).
       const [marker] = await broker.query<{ ts: string }>("SELECT b.max_timestamp::text AS ts FROM batches b JOIN topics t USING (topic_id) WHERE t.name = 'tools-txn' AND b.is_control ORDER BY b.base_offset DESC LIMIT 1");
       const after = table((await tool('kafka-transactions', 'describe-producers', '--topic', 'tools-txn', '--partition', '0')).stdout, 'ProducerId');
+      // The Java consumer skips the aborted record read_committed, and shows it read_uncommitted; never the markers.
+      // (read_committed runs until it has been idle for --timeout-ms, so that nothing after c1 goes unseen.)
+      const read = async (isolation: string, ...until: string[]) =>
+        (await tool('kafka-console-consumer', '--topic', 'tools-txn', '--partition', '0', '--offset', 'earliest', '--isolation-level', isolation, '--formatter-property', 'print.offset=true', ...until)).stdout;
+      expect(await read('read_committed', '--timeout-ms', '3000')).toBe('Offset:0\tc0\nOffset:1\tc1\n');
+      expect(await read('read_uncommitted', '--max-messages', '3', '--timeout-ms', '20000')).toBe('Offset:0\tc0\nOffset:1\tc1\nOffset:3\to0\n');
       expect(after).toEqual([{ ProducerId: producerId, ProducerEpoch: '0', LatestCoordinatorEpoch: '0', LastSequence: '2', LastTimestamp: marker!.ts, CurrentTransactionStartOffset: 'None' }]);
     } finally {
       await producer.disconnect();
