@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestBroker, type TestBroker } from '../test/support/broker.js';
 import { readStored } from './support/records.js';
-import { runTool, runToolOk, table } from './support/kafka-tools.js';
+import { runTool, runToolOk, table, toolFile } from './support/kafka-tools.js';
 
 let broker: TestBroker;
 let bootstrap: string[];
@@ -138,6 +138,11 @@ describe('kafka-consumer-groups', () => {
     expect(newOffset(await reset('--to-offset', '4', '--execute'))).toEqual([['tools-events', '0', '4']]);
     expect(newOffset(await reset('--shift-by', '-3', '--dry-run'))).toEqual([['tools-events', '0', '1']]);
     expect(newOffset(await reset('--to-latest', '--execute'))).toEqual([['tools-events', '0', '5']]);
+    // --export prints the plan as CSV, and --from-file applies such a file.
+    expect((await groups('--group', group, '--reset-offsets', '--all-topics', '--to-current', '--dry-run', '--export')).stdout.trim()).toBe('tools-events,0,5');
+    const plan = toolFile('reset.csv', 'tools-events,0,1\n');
+    expect(newOffset(table((await groups('--group', group, '--reset-offsets', '--from-file', plan, '--execute')).stdout, 'GROUP'))).toEqual([['tools-events', '0', '1']]);
+    expect(await describeGroup()).toMatchObject([{ 'CURRENT-OFFSET': '1', LAG: '4' }]);
     expect(newOffset(await reset('--to-datetime', between, '--execute'))).toEqual([['tools-events', '0', '3']]);
     expect(await describeGroup()).toMatchObject([{ 'CURRENT-OFFSET': '3', 'LOG-END-OFFSET': '5', LAG: '2' }]);
     // The consumer resumes where the reset put it.
