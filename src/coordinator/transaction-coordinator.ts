@@ -32,7 +32,7 @@ export interface TxnMetadata {
   lastProducerEpoch: number;
   timeoutMs: number;
   state: TxnState;
-  /** When the ongoing transaction began (ms), or -1. */
+  /** When the newest transaction began (ms), kept once it completed as Kafka keeps txnStartTimestamp; -1 before any (Empty). */
   startTimeMs: number;
   partitions: Map<string, TxnPartition>;
   groups: Set<string>;
@@ -365,16 +365,17 @@ export class TransactionCoordinator {
       [...meta.partitions.values()].map(async (tp) => {
         const log = await this.logs.partition(tp.topicId, tp.partition);
         if (!log) return; // the topic was deleted
-        const data = buildEndTxnMarker({ commit, producerId: meta.producerId, producerEpoch: meta.producerEpoch, coordinatorEpoch: 0, timestamp: BigInt(this.clock.now()) });
+        const coordinatorEpoch = 0;
+        const data = buildEndTxnMarker({ commit, producerId: meta.producerId, producerEpoch: meta.producerEpoch, coordinatorEpoch, timestamp: BigInt(this.clock.now()) });
         const header = readBatchHeaderAt(data, 0)!;
-        await this.logs.append(log, [{ data, header, marker: { commit } }]).catch((err: unknown) => {
+        await this.logs.append(log, [{ data, header, marker: { commit, coordinatorEpoch } }]).catch((err: unknown) => {
           // Deleted while the marker waited: nothing is left there to commit or abort.
           if (!(err instanceof AppendError && err.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)) throw err;
         });
       }),
     );
+    // The start time stays: Kafka describes a completed transaction with it (and ListTransactions filters by it).
     meta.state = commit ? 'CompleteCommit' : 'CompleteAbort';
-    meta.startTimeMs = -1;
     meta.partitions.clear();
     meta.groups.clear();
     meta.offsets.clear();

@@ -68,8 +68,8 @@ export default defineHandler({
             producerId,
             producerEpoch: entry?.producerEpoch ?? ctx.broker.transactions.byProducer(producerId)?.producerEpoch ?? -1,
             lastSequence: last?.lastSequence ?? -1,
-            lastTimestamp: -1n,
-            coordinatorEpoch: log.openTxns.has(producerId) ? 0 : -1,
+            lastTimestamp: entry?.lastTimestamp ?? -1n,
+            coordinatorEpoch: entry?.coordinatorEpoch ?? -1,
             currentTxnStartOffset: log.openTxns.get(producerId) ?? -1n,
           };
         });

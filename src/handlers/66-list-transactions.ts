@@ -30,7 +30,8 @@ export default defineHandler({
       .list()
       .filter((t) => states.size === 0 || states.has(t.state))
       .filter((t) => producerIds.size === 0 || producerIds.has(t.producerId))
-      .filter((t) => ctx.apiVersion < 1 || request.durationFilter < 0n || (t.startTimeMs >= 0 && BigInt(now - t.startTimeMs) >= request.durationFilter))
+      // As Kafka: running longer than the filter, measured from the start time, -1 (Empty) included.
+      .filter((t) => ctx.apiVersion < 1 || request.durationFilter < 0n || BigInt(now - t.startTimeMs) > request.durationFilter)
       .filter((t) => !pattern || pattern.test(t.transactionalId))
       .filter((t) => allowed(ctx, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, t.transactionalId))
       .map((t) => ({ transactionalId: t.transactionalId, producerId: t.producerId, transactionState: t.state }));

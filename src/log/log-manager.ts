@@ -321,6 +321,10 @@ export class LogManager {
             if (!t.commit && p.openTxns.has(t.producerId)) p.hasAbortedTxns = true;
             p.openTxns.delete(t.producerId);
           }
+          for (const { header, marker } of items.flatMap((item) => item.batches)) {
+            const entry = marker && p.producers.get(header.producerId);
+            if (entry) p.producers.set(header.producerId, { ...entry, lastTimestamp: header.maxTimestamp, coordinatorEpoch: marker.coordinatorEpoch });
+          }
           this.tail.append(p, rows.map((row) => cachedCopy(row, result.baseOffset + row.relativeOffset)));
           p.advance(result.highWatermark, result.logStartOffset);
           if (this.othersListening) this.announce(p);
@@ -364,7 +368,10 @@ export class LogManager {
         const entry = p.producers.get(header.producerId);
         if (outcomeUnknown) p.producers.delete(header.producerId);
         else if ((!entry || entry.batches.length === 0) && !marked.has(header.producerId)) {
-          p.producers.set(header.producerId, { producerEpoch: header.producerEpoch, lastAppendMs: now, batches: [], expectedSequence: header.baseSequence });
+          p.producers.set(header.producerId, {
+            producerEpoch: header.producerEpoch, lastAppendMs: now, lastTimestamp: entry?.lastTimestamp ?? -1n, coordinatorEpoch: entry?.coordinatorEpoch ?? -1,
+            batches: [], expectedSequence: header.baseSequence,
+          });
         }
         marked.add(header.producerId);
       }
@@ -385,7 +392,8 @@ export class LogManager {
       const stored = await this.producerStore.lastBatches(p.topicId, p.partition, producerId, PRODUCER_BATCHES_KEPT);
       const batches = stored.map(({ maxTimestamp: _, ...b }) => b);
       // After a restart the newest stored batch's timestamp stands in for the last append time.
-      p.producers.set(producerId, { producerEpoch: batches.at(-1)?.producerEpoch ?? -1, lastAppendMs: stored.at(-1)?.maxTimestamp ?? 0, batches });
+      const lastTimestamp = stored.at(-1)?.maxTimestamp;
+      p.producers.set(producerId, { producerEpoch: batches.at(-1)?.producerEpoch ?? -1, lastAppendMs: lastTimestamp ?? 0, lastTimestamp: BigInt(lastTimestamp ?? -1), coordinatorEpoch: -1, batches });
     }
     const now = Date.now();
     const working = new Map<bigint, ProducerEntry | undefined>();

@@ -5,8 +5,8 @@ import type { ProducerEntry } from './producer-state.js';
 export interface IncomingBatch {
   data: Buffer;
   header: BatchHeader;
-  /** A transaction marker written by the coordinator: COMMIT (true) or ABORT (false). */
-  marker?: { commit: boolean };
+  /** A transaction marker written by the coordinator: COMMIT (true) or ABORT (false), with the coordinator epoch it carries. */
+  marker?: { commit: boolean; coordinatorEpoch: number };
 }
 
 export interface AppendResult {

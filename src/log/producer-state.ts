@@ -15,6 +15,13 @@ export interface ProducerEntry {
   producerEpoch: number;
   /** When the producer last appended here (ms): its state expires producer.id.expiration.ms later. */
   lastAppendMs: number;
+  /**
+   * What DescribeProducers reports, as Kafka's ProducerStateEntry: the max
+   * timestamp of its newest batch or transaction marker here, and the
+   * coordinator epoch of its newest marker (-1 for none, or unknown).
+   */
+  lastTimestamp: bigint;
+  coordinatorEpoch: number;
   /** Newest last, at most PRODUCER_BATCHES_KEPT. */
   batches: ProducerBatch[];
   /**
@@ -71,5 +78,5 @@ export function checkSequence(entry: ProducerEntry | undefined, header: BatchHea
 export function recordAppend(entry: ProducerEntry | undefined, header: BatchHeader, baseOffset: bigint, now: number): ProducerEntry {
   const batches = entry && entry.producerEpoch === header.producerEpoch ? entry.batches.slice(-(PRODUCER_BATCHES_KEPT - 1)) : [];
   batches.push({ producerEpoch: header.producerEpoch, firstSequence: header.baseSequence, lastSequence: lastSequenceOf(header), baseOffset });
-  return { producerEpoch: header.producerEpoch, lastAppendMs: now, batches };
+  return { producerEpoch: header.producerEpoch, lastAppendMs: now, lastTimestamp: header.maxTimestamp, coordinatorEpoch: entry?.coordinatorEpoch ?? -1, batches };
 }

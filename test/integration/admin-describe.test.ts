@@ -60,6 +60,6 @@ describe('DescribeTopicPartitions', () => {
   it('answers UNKNOWN_TOPIC_OR_PARTITION for a missing topic', async () => {
     const res = await client.request(DescribeTopicPartitionsApi, 0, { topics: [{ name: 'gamma' }, { name: 'beta' }], responsePartitionLimit: 100, cursor: null });
     expect(res.topics.map((t) => [t.name, t.errorCode])).toEqual([['beta', 0], ['gamma', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]]);
-    expect(res.topics[0]!.partitions[0]).toMatchObject({ leaderId: 1, replicaNodes: [1], isrNodes: [1] });
+    expect(res.topics[0]!.partitions[0]).toMatchObject({ leaderId: 1, replicaNodes: [1], isrNodes: [1], eligibleLeaderReplicas: [], lastKnownElr: [] });
   });
 });
