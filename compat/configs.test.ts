@@ -201,7 +201,7 @@ describe('kafka-python KafkaAdminClient', () => {
     expect(out.broker['log.retention.ms']).toMatchObject({ value: '5400000', read_only: false, source: 3 });
     expect(out.broker['default.replication.factor']).toMatchObject({ value: '1', read_only: true, source: 5 });
     expect(out.broker['connections.max.reauth.ms']).toMatchObject({ value: '300000', read_only: true, source: 4 });
-    expect(out.refused).toEqual([[42, 'Cannot update these configs dynamically: Set(log.retention.hours)']]);
+    expect(out.refused).toEqual([[42, 'Cannot update these configs dynamically: [log.retention.hours]']]);
     expect(out.cleared).toEqual([[0, null]]);
     expect(out.after['retention.ms']).toMatchObject({ value: '604800000', source: 5, synonyms: [] });
   });

@@ -75,7 +75,7 @@ describe('kafka-configs --entity-type brokers', () => {
 
     const staticOnly = await runTool('kafka-configs', [...bootstrap, ...broker1, '--alter', '--add-config', 'num.partitions=4']);
     expect(staticOnly.code).toBe(1);
-    expect(staticOnly.stdout + staticOnly.stderr).toContain('InvalidRequestException: Cannot update these configs dynamically');
+    expect(staticOnly.stdout + staticOnly.stderr).toContain('InvalidRequestException: Cannot update these configs dynamically: [num.partitions]');
   }, 60_000);
 });
 
@@ -99,6 +99,8 @@ describe('kafka-configs --entity-type users', () => {
     expect(await login('scram-sha-256', 'alice-secret')).toBe('ok');
     expect(await login('scram-sha-512', 'alice-512')).toBe('ok');
     expect(await login('scram-sha-256', 'wrong')).toBe('KafkaJSSASLAuthenticationError');
+    // The tool describes the user's client quotas (none) before its SCRAM credentials.
+    expect((await configs(...alice, '--describe')).stdout).toBe("SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations=8192, SCRAM-SHA-512=iterations=4096\n");
 
     await configs(...alice, '--alter', '--delete-config', 'SCRAM-SHA-512');
     expect(await login('scram-sha-512', 'alice-512')).toBe('KafkaJSSASLAuthenticationError');

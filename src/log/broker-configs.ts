@@ -12,7 +12,7 @@ import type { Logger } from '../observability/logger.js';
 import type { BrokerConfigStore } from '../storage/pg/broker-config-store.js';
 import { BROKER_CONFIG_BY_NAME, BROKER_CONFIG_DEFS, brokerConfigSynonyms } from './broker-config-defs.js';
 import {
-  AlterConfigOp, canonical, ConfigSource, ConfigTypeId, parseConfigValue, scalaSet, type DescribedConfig, type DescribeOptions, type Synonym,
+  AlterConfigOp, canonical, ConfigSource, ConfigTypeId, parseConfigValue, javaSet, type DescribedConfig, type DescribeOptions, type Synonym,
 } from './config-values.js';
 
 /** Where topic configs find their broker defaults. */
@@ -207,7 +207,7 @@ function prepareIncremental(current: Record<string, string>, ops: { name: string
 function validateDynamic(configs: Record<string, string>): string | null {
   // Names Kafka does not define here are custom configs, which Kafka stores too.
   const nonDynamic = Object.keys(configs).filter((n) => BROKER_CONFIG_BY_NAME.has(n) && BROKER_CONFIG_BY_NAME.get(n)!.dynamic !== true);
-  if (nonDynamic.length > 0) return `Cannot update these configs dynamically: ${scalaSet(nonDynamic)}`;
+  if (nonDynamic.length > 0) return `Cannot update these configs dynamically: ${javaSet(nonDynamic)}`;
   for (const def of BROKER_CONFIG_DEFS) {
     const raw = configs[def.name];
     if (raw === undefined) continue;

@@ -109,9 +109,9 @@ export function canonical(def: ValueDef, raw: string): string {
   return 'error' in p ? raw : p.text;
 }
 
-/** How Scala prints a small immutable Set (Kafka's messages name config sets this way). */
-export function scalaSet(names: string[]): string {
-  return `${names.length <= 4 ? 'Set' : 'HashSet'}(${names.join(', ')})`;
+/** A set of config names as Kafka 4's (Java) messages print one: `[a, b]`. */
+export function javaSet(names: string[]): string {
+  return `[${names.join(', ')}]`;
 }
 
 /**

@@ -195,7 +195,7 @@ describe('IncrementalAlterConfigs', () => {
       validateOnly: false,
     });
     expect(res.responses.map((r) => [r.errorCode, r.errorMessage])).toEqual([
-      [ErrorCode.INVALID_REQUEST, 'Cannot update these configs dynamically: Set(num.partitions)'], [0, null],
+      [ErrorCode.INVALID_REQUEST, 'Cannot update these configs dynamically: [num.partitions]'], [0, null],
       [ErrorCode.INVALID_REQUEST, 'Each resource must appear at most once.'], [ErrorCode.INVALID_REQUEST, 'Each resource must appear at most once.'],
     ]);
   });
