@@ -6,6 +6,7 @@
 // durability, whose acknowledgement follows a PostgreSQL commit). pgkafka's
 // figures are printed as ratios of each Kafka's, pair-wise per run.
 import { kafkaClasspath, KAFKA_START_JVM, startApacheKafka, type ApacheKafka } from '../compat/support/apache-kafka.js';
+import { runJavaClient } from '../compat/support/java.js';
 import { run } from '../compat/support/spawn.js';
 import { Broker, procSample } from './broker.js';
 import { createTopic } from './clients.js';
@@ -87,6 +88,26 @@ export async function runKafka(ctx: Ctx): Promise<Row[]> {
           }
           for (const t of targets) col.add(`${t.name}: consumer-perf-test, ${kase}`, 'records/s', consumed.get(t.name)!);
         }
+      }
+    }
+    // End-to-end latency at 1k records/s with Apache Kafka's Java client (its defaults: idempotent, acks=all).
+    const seconds = ctx.quick ? 5 : 20;
+    for (let run = 0; run < ctx.runs; run++) {
+      const p99 = new Map<string, number>();
+      for (const t of targets) {
+        const topic = `latency-${run}`;
+        await createTopic(t.bootstrap, topic, 1);
+        const res = await runJavaClient(t.bootstrap, [{ id: 'latency', op: 'latency', topic, rate: 1000, seconds, valueSize: 100 }], {}, (seconds + 90) * 1000);
+        const l = res.latency as { error?: string; sent: number; received: number; p50Ms: number; p99Ms: number; maxMs: number };
+        if (l.error || l.received < l.sent) throw new Error(`latency run on ${t.name}: ${l.error ?? `received ${l.received} of ${l.sent}`}`);
+        ctx.log(`  run ${run + 1} latency at 1k/s ${t.name}: p50 ${l.p50Ms.toFixed(2)} ms, p99 ${l.p99Ms.toFixed(2)} ms, max ${l.maxMs.toFixed(1)} ms`);
+        col.add(`${t.name}: end-to-end latency p50, Java client at 1k records/s, 100 B`, 'ms', l.p50Ms);
+        col.add(`${t.name}: end-to-end latency p99, Java client at 1k records/s, 100 B`, 'ms', l.p99Ms);
+        p99.set(t.name, l.p99Ms);
+      }
+      for (const peer of peers) {
+        const ratio = p99.get('pgkafka')! / p99.get(peer.name)!;
+        col.add(`pgkafka ÷ ${peer.name}: latency p99 at 1k records/s`, 'ratio', ratio, { ratio, ratioOf: 'pgkafka÷Kafka' });
       }
     }
     // The brief's target: as fast as Kafka on the same machine at the same durability.

@@ -66,6 +66,7 @@ public final class Runner {
       case "autoCommit": return Groups.autoCommit(this, op);
       case "staticMembership": return Groups.staticMembership(this, op);
       case "transactions": return Txns.readProcessWrite(this, op);
+      case "latency": return Latency.run(this, op);
       default: return Admins.run(this, name, op);
     }
   }
