@@ -19,6 +19,9 @@ afterAll(async () => {
   await broker?.destroy();
 });
 
+/** The bound on the two-member group scenario's Python process (killed past it, with its output). */
+const GROUP_RUN_MS = 60_000;
+
 const py = <T>(command: string, request: Record<string, unknown>, timeoutMs = 40_000) =>
   runVenvPythonJson<T>('pypi_confluent.py', command, { bootstrap: broker.bootstrap, ...request }, timeoutMs);
 
@@ -117,7 +120,7 @@ const scenarios: ScenarioFns = {
       produced: number;
       after: { a: JsonRead[]; b: JsonRead[] };
       committed: number[];
-    }>('group', { topic, group: 'pck-g', partitions: 3, first: first.length, records: toJson(second) });
+    }>('group', { topic, group: 'pck-g', partitions: 3, first: first.length, records: toJson(second) }, GROUP_RUN_MS);
     expect(res.errors).toEqual([]);
     // Alone, member A holds every partition, reads everything and commits it.
     expect(res.a_alone.assigned).toEqual([0, 1, 2]);
@@ -139,7 +142,8 @@ const scenarios: ScenarioFns = {
 };
 
 describe('confluent-kafka 2.16.1 (PyPI)', () => {
-  runScenarios('pypi-confluent-kafka', scenarios);
+  // The group scenario's members join, rebalance and commit: on two busy cores that can take most of a minute.
+  runScenarios('pypi-confluent-kafka', scenarios, GROUP_RUN_MS + 10_000);
 });
 
 const range = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
