@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestBroker, type TestBroker } from '../test/support/broker.js';
 import { runScenarios, type ScenarioFns } from './scenarios.js';
-import { runVenvPythonJson, runVenvScript } from './support/python.js';
+import { GROUP_RUN_MS, runVenvPythonJson, runVenvScript } from './support/python.js';
 import { dataset, expectRecords, expectStoredCodec, fromJson, readStored, toJson, type Codec, type JsonRead, type Rec } from './support/records.js';
 
 let broker: TestBroker;
@@ -18,9 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await broker?.destroy();
 });
-
-/** The bound on the two-member group scenario's Python process (killed past it, with its output). */
-const GROUP_RUN_MS = 60_000;
 
 const py = <T>(command: string, request: Record<string, unknown>, timeoutMs = 40_000) =>
   runVenvPythonJson<T>('pypi_confluent.py', command, { bootstrap: broker.bootstrap, ...request }, timeoutMs);
@@ -142,7 +139,6 @@ const scenarios: ScenarioFns = {
 };
 
 describe('confluent-kafka 2.16.1 (PyPI)', () => {
-  // The group scenario's members join, rebalance and commit: on two busy cores that can take most of a minute.
   runScenarios('pypi-confluent-kafka', scenarios, GROUP_RUN_MS + 10_000);
 });
 

@@ -26,3 +26,11 @@ export async function runVenvPythonJson<T>(name: string, command: string, reques
   const r = await runOk(venvPython(), [script(name), command], { input: JSON.stringify(request), timeoutMs });
   return JSON.parse(r.stdout.toString('utf8')) as T;
 }
+
+/**
+ * The bound on a PyPI client's two-member group scenario (its Python process
+ * is killed past it, with its output): the members join, rebalance and commit,
+ * which on two busy cores can take most of a minute. The test's own timeout
+ * is 10 s longer, so the process's output is what a failure shows.
+ */
+export const GROUP_RUN_MS = 60_000;
