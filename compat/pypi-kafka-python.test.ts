@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestBroker, type TestBroker } from '../test/support/broker.js';
 import { runScenarios, type ScenarioFns } from './scenarios.js';
-import { runVenvPythonJson } from './support/python.js';
+import { GROUP_RUN_MS, runVenvPythonJson } from './support/python.js';
 import { dataset, expectRecords, expectStoredCodec, fromJson, readStored, toJson, type Codec, type JsonRead, type Rec } from './support/records.js';
 
 let broker: TestBroker;
@@ -17,9 +17,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await broker?.destroy();
 });
-
-/** The bound on the two-member group scenario's Python process (killed past it, with its output). */
-const GROUP_RUN_MS = 60_000;
 
 const py = <T>(command: string, request: Record<string, unknown>, timeoutMs = 40_000) =>
   runVenvPythonJson<T>('pypi_kafka_python.py', command, { bootstrap: broker.bootstrap, ...request }, timeoutMs);
@@ -133,7 +130,6 @@ const scenarios: ScenarioFns = {
 };
 
 describe('kafka-python 3.0.12 (PyPI)', () => {
-  // The group scenario's members join, rebalance and commit: on two busy cores that can take most of a minute.
   runScenarios('pypi-kafka-python', scenarios, GROUP_RUN_MS + 10_000);
 });
 
