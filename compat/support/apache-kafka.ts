@@ -81,7 +81,7 @@ export async function startApacheKafka(config: Record<string, string | number | 
   const jvm = [...(opts.jvm ?? TEST_JVM), '-cp', classpath];
   // Eligible leader replicas off: with it on, formatting writes a cluster-wide min.insync.replicas,
   // a replication setting that has no counterpart on a single-copy log.
-  const format = spawnSync('java', [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId(), '-c', file, '--feature', 'eligible.leader.replicas.version=0'], { encoding: 'utf8', timeout: 120_000 });
+  const format = spawnSync('java', [...jvm, 'kafka.tools.StorageTool', 'format', `--cluster-id=${clusterId()}`, '-c', file, '--feature', 'eligible.leader.replicas.version=0'], { encoding: 'utf8', timeout: 120_000 });
   if (format.status !== 0) throw new Error(`kafka-storage format failed:\n${format.stdout}${format.stderr}`);
 
   const child = spawn('java', [...jvm, 'kafka.Kafka', file], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -112,7 +112,7 @@ export async function startApacheKafka(config: Record<string, string | number | 
   throw new Error(`Apache Kafka did not start:\n${output.slice(-5000)}`);
 }
 
-/** Kafka's cluster ids are 16 random bytes in URL-safe base64 without padding. */
+/** Kafka's cluster ids are 16 random bytes in URL-safe base64 without padding (one may start with '-': passed as --cluster-id=…). */
 function clusterId(): string {
   return Buffer.from(randomUUID().replace(/-/g, ''), 'hex').toString('base64url');
 }
