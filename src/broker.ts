@@ -3,7 +3,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { BrokerContext } from './broker-context.js';
 import type { Config } from './config/schema.js';
-import { systemClock } from './coordinator/clock.js';
+import { systemClock } from './clock.js';
 import { GroupCoordinator } from './coordinator/group-coordinator.js';
 import { Coordination, type LiveBroker } from './coordinator/coordination.js';
 import { TransactionCoordinator } from './coordinator/transaction-coordinator.js';

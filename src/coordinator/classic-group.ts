@@ -3,7 +3,7 @@
 // All of a group's state and timers live here; every event is applied
 // synchronously to that state, so no two events interleave.
 import { randomUUID } from 'node:crypto';
-import type { Clock, Timer } from './clock.js';
+import type { Clock, Timer } from '../clock.js';
 import { protocolInconsistent, protocolMetadata, sameProtocols, selectProtocol, supportsProtocols } from './group-protocols.js';
 import {
   ErrorCode,

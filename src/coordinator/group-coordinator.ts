@@ -9,7 +9,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import { LeaseLostError, type CoordinatorLease, type GroupStore, type OffsetToCommit, type StoredGroup } from '../storage/pg/group-store.js';
 import type { TopicManager } from '../log/topic-manager.js';
 import { ClassicGroup, type GroupSettings } from './classic-group.js';
-import { systemClock, type Clock, type Timer } from './clock.js';
+import { systemClock, type Clock, type Timer } from '../clock.js';
 import { slotOf, type SlotOwner } from './coordination.js';
 import type { GroupState } from './group-types.js';
 

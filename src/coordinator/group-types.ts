@@ -1,5 +1,5 @@
 import { ErrorCode } from '../protocol/errors.js';
-import type { Timer } from './clock.js';
+import type { Timer } from '../clock.js';
 
 export type GroupState = 'Empty' | 'PreparingRebalance' | 'CompletingRebalance' | 'Stable' | 'Dead';
 export const GROUP_STATES: readonly GroupState[] = ['Empty', 'PreparingRebalance', 'CompletingRebalance', 'Stable', 'Dead'];

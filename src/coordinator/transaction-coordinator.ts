@@ -13,7 +13,7 @@ import { buildEndTxnMarker, readBatchHeaderAt } from '../protocol/records/index.
 import { AppendError, type LogManager } from '../log/log-manager.js';
 import type { TopicManager } from '../log/topic-manager.js';
 import type { PendingTxnOffset, StoredTransaction, TransactionStore, TxnPartition } from '../storage/pg/transaction-store.js';
-import { systemClock, type Clock, type Timer } from './clock.js';
+import { systemClock, type Clock, type Timer } from '../clock.js';
 
 export type TxnState = 'Empty' | 'Ongoing' | 'PrepareCommit' | 'PrepareAbort' | 'CompleteCommit' | 'CompleteAbort';
 export const TXN_STATES: readonly TxnState[] = ['Empty', 'Ongoing', 'PrepareCommit', 'PrepareAbort', 'CompleteCommit', 'CompleteAbort'];

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { ClassicGroup, NEW_MEMBER_JOIN_TIMEOUT_MS } from '../../src/coordinator/classic-group.js';
 import type { JoinRequest, JoinResult, SyncResult } from '../../src/coordinator/group-types.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
-import { FakeClock } from './fake-clock.js';
+import { FakeClock } from '../support/fake-clock.js';
 
 const SESSION = 10_000;
 const REBALANCE = 30_000;

@@ -1,4 +1,4 @@
-import type { Clock, Timer } from '../../src/coordinator/clock.js';
+import type { Clock, Timer } from '../../src/clock.js';
 
 /** A clock whose time moves only when the test says so. */
 export class FakeClock implements Clock {

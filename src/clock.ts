@@ -1,4 +1,4 @@
-/** Time and timers for the coordinator, injectable so tests can drive rebalances quickly. */
+/** Time and timers for the whole broker, injectable so tests can drive timeouts (rebalances, transaction and producer-id expiry) on a fake clock. */
 export interface Clock {
   now(): number;
   setTimeout(fn: () => void, ms: number): Timer;
