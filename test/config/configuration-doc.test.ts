@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { options } from '../../src/config/schema.js';
 
-describe('README configuration table', () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+describe('docs/configuration.md table', () => {
+  const doc = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
   it('documents every option with its variable and default', () => {
     for (const [name, o] of Object.entries(options)) {
       const defaultText = o.default === undefined ? '_(unset)_' : `\`${String(o.default)}\``;
-      expect(readme, name).toContain(`| \`${o.env}\` | \`${name}\` | ${defaultText} |`);
+      expect(doc, name).toContain(`| \`${o.env}\` | \`${name}\` | ${defaultText} |`);
     }
   });
 });
