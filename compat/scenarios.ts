@@ -10,7 +10,7 @@ export const CLIENTS = ['kafkajs', 'kcat', 'kafka-python', 'confluent-kafka-pyth
   'franz-go', 'sarama', 'kafka-go', 'confluent-kafka-go'] as const;
 export type Client = (typeof CLIENTS)[number];
 
-/** Scenario names shared by every client, so the matrix in the README lines up. */
+/** Scenario names shared by every client, so the matrix in compat/README.md lines up. */
 export const SCENARIOS = {
   'admin: create topics': 'create a multi-partition topic through the client admin API',
   'admin: list topics and metadata': 'list topics; partitions, leader and broker from Metadata',
@@ -25,7 +25,7 @@ export const SCENARIOS = {
   'read: from an absolute offset': 'a group-less reader started at offset N sees N..end',
   'read: relative to the end': 'a reader started N records before the end sees the last N',
   'read: zstd below Fetch v10 is refused': 'a reader that only speaks Fetch < v10 gets UNSUPPORTED_COMPRESSION_TYPE from a topic whose compression.type is zstd (KIP-110)',
-  'consume: consumer group': 'subscribe with a group id and consume (needs FindCoordinator/JoinGroup/SyncGroup/OffsetCommit)',
+  'consume: consumer group': 'subscribe with a group id and consume: the classic group protocol (FindCoordinator, JoinGroup, SyncGroup, Heartbeat, OffsetCommit)',
   // Written for the Go clients first (compat/go-*.test.ts).
   'group: commit and resume': 'a member commits and leaves; a new member of the group resumes at the committed offsets',
   'group: rebalance on a second member': 'a second member joins: the partitions are split between both and every record is read once',
@@ -292,7 +292,8 @@ export type ScenarioFns = Partial<Record<Scenario, () => Promise<void>>>;
  * Registers one `it` per allow-listed scenario of `client`; an allow-listed
  * scenario without an implementation is an error. With COMPAT_ALL=1 every
  * implemented scenario runs, allow-listed or not: the way to see whether a
- * scenario left out (e.g. waiting for consumer groups) passes now.
+ * scenario left out (a client that hangs now and then, a feature the broker
+ * gained since) passes now.
  */
 export function runScenarios(client: Client, impls: ScenarioFns, timeoutMs = 30_000): void {
   for (const name of PASSING[client]) {
