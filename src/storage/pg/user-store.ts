@@ -2,6 +2,8 @@ import type pg from 'pg';
 import { inTransaction } from './pool.js';
 import type { CredentialAlteration, ScramCredential, ScramMechanism } from '../security-types.js';
 
+export type { CredentialAlteration };
+
 export interface CredentialInfo {
   user: string;
   mechanism: ScramMechanism;
