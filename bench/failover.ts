@@ -87,6 +87,7 @@ async function run(client: 'kafkajs' | 'librdkafka', restartAfterMs: number, obs
   await db.query(`SET search_path TO ${schema}`);
   const members: Member[] = [];
   let producing = true;
+  let producerLoop: Promise<void> = Promise.resolve();
   try {
     const kafka = new Kafka({ clientId: 'failover-admin', brokers: bootstrap, logLevel: logLevel.NOTHING });
     const admin = kafka.admin();
@@ -100,7 +101,7 @@ async function run(client: 'kafkajs' | 'librdkafka', restartAfterMs: number, obs
 
     const producer = kafka.producer();
     await producer.connect();
-    const producerLoop = (async () => {
+    producerLoop = (async () => {
       while (producing) {
         await producer.send({ topic: TOPIC, messages: Array.from({ length: PARTITIONS }, (_, partition) => ({ partition, value: 'x' })) }).catch(() => {});
         await sleep(100);
@@ -185,6 +186,8 @@ async function run(client: 'kafkajs' | 'librdkafka', restartAfterMs: number, obs
     producing = false;
     // A librdkafka consumer's disconnect can hang after its coordinator moved: bounded.
     for (const m of members) await withTimeout(m.stop(), 10_000, 'member stop').catch(() => {});
+    // The producer loop ends within one send and disconnects: wait for it before the brokers stop.
+    await withTimeout(producerLoop, 10_000, 'producer stop').catch(() => {});
     await db.end();
     for (const b of brokers) {
       if (b.child.exitCode === null) {

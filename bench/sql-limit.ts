@@ -80,6 +80,7 @@ export class SqlLimit {
     const text = APPEND_SQL;
     let next = 0;
     const t0 = performance.now();
+    let seconds: number;
     try {
       await Promise.all(clients.map(async (c, ci) => {
         while (next < work.length) {
@@ -94,7 +95,7 @@ export class SqlLimit {
         }
       }));
     } finally {
-      var seconds = (performance.now() - t0) / 1000;
+      seconds = (performance.now() - t0) / 1000;
       await Promise.all(clients.map((c) => c.end()));
     }
     const check = await pgClient();

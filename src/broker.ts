@@ -19,7 +19,7 @@ import { createBrokerMetrics, startMetricsServer } from './observability/metrics
 import { awaitNodeId, DuplicateNodeIdError } from './node-id.js';
 import { parseSuperUsers } from './security/acl.js';
 import { Authorizer } from './security/authorizer.js';
-import { parseListeners, type ListenerSpec } from './security/listeners.js';
+import { parseListeners, type ListenerSpec } from './config/listeners.js';
 import { tlsServerOptions } from './security/tls.js';
 import { KafkaServer } from './server/server.js';
 import { AclStore } from './storage/pg/acl-store.js';

@@ -3,8 +3,7 @@
 // message that names the option and its environment variable.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { listenersError, parseListeners } from '../security/listeners.js';
-import { SASL_MECHANISMS } from '../security/sasl-server.js';
+import { listenersError, parseListeners, SASL_MECHANISMS } from './listeners.js';
 
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);

@@ -15,6 +15,9 @@ import type { TopicManager } from '../log/topic-manager.js';
 import type { PendingTxnOffset, StoredTransaction, TransactionStore, TxnPartition } from '../storage/pg/transaction-store.js';
 import { systemClock, type Clock, type Timer } from '../clock.js';
 
+// Handlers name the offsets they hand to commitOffsets through the coordinator, not the storage layer.
+export type { PendingTxnOffset };
+
 export type TxnState = 'Empty' | 'Ongoing' | 'PrepareCommit' | 'PrepareAbort' | 'CompleteCommit' | 'CompleteAbort';
 export const TXN_STATES: readonly TxnState[] = ['Empty', 'Ongoing', 'PrepareCommit', 'PrepareAbort', 'CompleteCommit', 'CompleteAbort'];
 

@@ -18,9 +18,9 @@
 // answer TOPIC_AUTHORIZATION_FAILED and are not staged.
 import { metadataTooLarge } from '../coordinator/group-coordinator.js';
 import { isValidGroupId } from '../coordinator/group-types.js';
+import type { PendingTxnOffset } from '../coordinator/transaction-coordinator.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { TxnOffsetCommitApi } from '../protocol/messages/index.js';
-import type { PendingTxnOffset } from '../storage/pg/transaction-store.js';
 import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { authorizedNames } from './authorized-names.js';
 import { defineHandler } from './types.js';

@@ -8,8 +8,7 @@
 // DUPLICATE_RESOURCE; deleting a missing credential: RESOURCE_NOT_FOUND).
 import { AlterUserScramCredentialsApi } from '../protocol/messages/index.js';
 import { ErrorCode } from '../protocol/errors.js';
-import { credentialFromSaltedPassword, MAX_ITERATIONS, MIN_ITERATIONS, scramMechanismOfType, type ScramMechanism } from '../security/scram.js';
-import type { CredentialAlteration } from '../storage/pg/user-store.js';
+import { credentialFromSaltedPassword, MAX_ITERATIONS, MIN_ITERATIONS, scramMechanismOfType, type CredentialAlteration, type ScramMechanism } from '../security/scram.js';
 import { AclOperation, clusterAllowed } from './authorization.js';
 import { defineHandler } from './types.js';
 

@@ -3,6 +3,7 @@
 // (principal, host, operation, allow or deny). The codes are Kafka's
 // ResourceType, PatternType, AclOperation and AclPermissionType bytes, so
 // they travel through CreateAcls/DescribeAcls/DeleteAcls unchanged.
+import type { AclBinding } from '../storage/security-types.js';
 
 export const ResourceType = { UNKNOWN: 0, ANY: 1, TOPIC: 2, GROUP: 3, CLUSTER: 4, TRANSACTIONAL_ID: 5, DELEGATION_TOKEN: 6, USER: 7 } as const;
 export const PatternType = { UNKNOWN: 0, ANY: 1, MATCH: 2, LITERAL: 3, PREFIXED: 4 } as const;
@@ -21,15 +22,7 @@ export const CLUSTER_NAME = 'kafka-cluster';
 export const WILDCARD = '*';
 export const WILDCARD_PRINCIPAL = 'User:*';
 
-export interface AclBinding {
-  resourceType: number;
-  resourceName: string;
-  patternType: number;
-  principal: string;
-  host: string;
-  operation: number;
-  permissionType: number;
-}
+export type { AclBinding };
 
 /** A DescribeAcls/DeleteAcls filter: null names, principals and hosts match any; ANY codes match any; pattern MATCH matches what would apply to the named resource. */
 export interface AclFilter {

@@ -12,6 +12,3 @@ export interface SaslServer {
   /** The authenticated user name, once complete. */
   readonly principalName: string | null;
 }
-
-export const SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'] as const;
-export type SaslMechanism = (typeof SASL_MECHANISMS)[number];

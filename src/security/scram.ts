@@ -6,12 +6,14 @@
 // never says whether the user or the password was wrong.
 import { createHash, createHmac, pbkdf2, randomBytes, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
+import type { CredentialAlteration, ScramCredential, ScramMechanism } from '../storage/security-types.js';
 import { AuthenticationError, type SaslServer } from './sasl-server.js';
+
+export type { CredentialAlteration, ScramCredential, ScramMechanism };
 
 const pbkdf2Async = promisify(pbkdf2);
 
-export const SCRAM_MECHANISMS = ['SCRAM-SHA-256', 'SCRAM-SHA-512'] as const;
-export type ScramMechanism = (typeof SCRAM_MECHANISMS)[number];
+export const SCRAM_MECHANISMS = ['SCRAM-SHA-256', 'SCRAM-SHA-512'] as const satisfies readonly ScramMechanism[];
 
 /** Kafka's ScramMechanism enum on the wire (DescribeUserScramCredentials, AlterUserScramCredentials). */
 export const SCRAM_MECHANISM_TYPES: Record<ScramMechanism, number> = { 'SCRAM-SHA-256': 1, 'SCRAM-SHA-512': 2 };
@@ -22,13 +24,6 @@ export function scramMechanismOfType(type: number): ScramMechanism | null {
 /** Kafka's bounds on SCRAM iterations (ScramMechanism.minIterations, and the broker's maximum). */
 export const MIN_ITERATIONS = 4096;
 export const MAX_ITERATIONS = 16384;
-
-export interface ScramCredential {
-  salt: Buffer;
-  storedKey: Buffer;
-  serverKey: Buffer;
-  iterations: number;
-}
 
 const HASHES: Record<ScramMechanism, { hash: 'sha256' | 'sha512'; bytes: number }> = {
   'SCRAM-SHA-256': { hash: 'sha256', bytes: 32 },

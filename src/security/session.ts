@@ -10,12 +10,13 @@
 // connections.max.reauth.ms) the client re-authenticates with a new
 // SaslHandshake/SaslAuthenticate on the same connection; once the session
 // has expired, any other request closes it.
+import type { SecurityProtocol } from '../config/listeners.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { PlainServer } from './plain.js';
 import { AuthenticationError, type SaslServer } from './sasl-server.js';
 import { isScramMechanism, ScramServer, type ScramCredential, type ScramMechanism } from './scram.js';
 
-export type SecurityProtocol = 'PLAINTEXT' | 'SSL' | 'SASL_PLAINTEXT' | 'SASL_SSL';
+export type { SecurityProtocol };
 
 export const ANONYMOUS = 'User:ANONYMOUS';
 

@@ -3,7 +3,7 @@ import { createServer as createTlsServer, type TlsOptions, type TLSSocket } from
 import type { BrokerContext } from '../broker-context.js';
 import type { HandlerRegistry } from '../handlers/registry.js';
 import type { Logger } from '../observability/logger.js';
-import type { ListenerSpec } from '../security/listeners.js';
+import type { ListenerSpec } from '../config/listeners.js';
 import { SecuritySession, type SecurityOptions } from '../security/session.js';
 import { tlsPrincipal } from '../security/tls.js';
 import { Connection, type PipelineLimits, type RequestObserver } from './connection.js';

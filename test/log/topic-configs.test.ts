@@ -10,6 +10,8 @@ import {
 const brokerWith = (overrides: Record<string, unknown>) => new BrokerConfigs(loadConfig({}, overrides));
 const kafkaDefaults = brokerWith({});
 const all = { names: null, includeSynonyms: true, includeDocumentation: false };
+// Kafka's Long.MAX_VALUE (9223372036854775807) as a JavaScript number, which rounds it to 2^63.
+const LONG_MAX = 2 ** 63;
 
 describe('topic config definitions', () => {
   it('knows every Kafka 4 topic config and the three Kafka 3.9 configs that 4.0 removed', () => {
@@ -82,8 +84,8 @@ describe('resolveTopicConfig', () => {
   it('uses Kafka\'s defaults, then the broker\'s, then the topic\'s', () => {
     expect(resolveTopicConfig({}, kafkaDefaults)).toEqual({
       cleanupPolicy: { delete: true, compact: false }, retentionMs: 604800000, retentionBytes: -1, deleteRetentionMs: 86400000, minCleanableDirtyRatio: 0.5,
-      minCompactionLagMs: 0, maxCompactionLagMs: 9223372036854775807, maxMessageBytes: 1048588, messageTimestampType: 'CreateTime',
-      messageTimestampBeforeMaxMs: 9223372036854775807, messageTimestampAfterMaxMs: 3600000, compressionType: 'producer',
+      minCompactionLagMs: 0, maxCompactionLagMs: LONG_MAX, maxMessageBytes: 1048588, messageTimestampType: 'CreateTime',
+      messageTimestampBeforeMaxMs: LONG_MAX, messageTimestampAfterMaxMs: 3600000, compressionType: 'producer',
     });
     const broker = brokerWith({ logRetentionMs: 1000, logCleanupPolicy: 'compact', compressionType: 'zstd', messageMaxBytes: 500 });
     expect(resolveTopicConfig({}, broker)).toMatchObject({ retentionMs: 1000, cleanupPolicy: { delete: false, compact: true }, compressionType: 'zstd', maxMessageBytes: 500 });
@@ -97,8 +99,7 @@ describe('resolveTopicConfig', () => {
       const c = resolveTopicConfig(explicit, broker);
       return [c.messageTimestampBeforeMaxMs, c.messageTimestampAfterMaxMs];
     };
-    const MAX = 9223372036854775807;
-    expect(at({})).toEqual([MAX, 3600000]);
+    expect(at({})).toEqual([LONG_MAX, 3600000]);
     expect(at({ 'message.timestamp.difference.max.ms': '1000' })).toEqual([1000, 1000]);
     expect(at({ 'message.timestamp.difference.max.ms': '1000', 'message.timestamp.before.max.ms': '50' })).toEqual([50, 1000]);
     expect(at({ 'message.timestamp.difference.max.ms': '1000', 'message.timestamp.after.max.ms': '70' })).toEqual([1000, 70]);

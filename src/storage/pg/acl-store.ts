@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { inTransaction } from './pool.js';
-import type { AclBinding } from '../../security/acl.js';
+import type { AclBinding } from '../security-types.js';
 
 interface AclRow {
   resource_type: number;

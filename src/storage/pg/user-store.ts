@@ -1,16 +1,14 @@
 import type pg from 'pg';
 import { inTransaction } from './pool.js';
-import type { ScramCredential, ScramMechanism } from '../../security/scram.js';
+import type { CredentialAlteration, ScramCredential, ScramMechanism } from '../security-types.js';
+
+export type { CredentialAlteration };
 
 export interface CredentialInfo {
   user: string;
   mechanism: ScramMechanism;
   iterations: number;
 }
-
-export type CredentialAlteration =
-  | { kind: 'upsert'; user: string; mechanism: ScramMechanism; credential: ScramCredential }
-  | { kind: 'delete'; user: string; mechanism: ScramMechanism };
 
 /** SCRAM credentials (table scram_credentials): salted keys, never passwords. */
 export class UserStore {

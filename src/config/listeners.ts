@@ -2,9 +2,16 @@
 // A listener's name is its security protocol (so at most one of each); an
 // empty host binds every interface. Advertised listeners use the same syntax
 // and name the host and port clients are told to use for each listener.
-import type { SecurityProtocol } from './session.js';
+// Config parses them at start-up, so they live with the config (below the
+// security code that serves them).
+
+export type SecurityProtocol = 'PLAINTEXT' | 'SSL' | 'SASL_PLAINTEXT' | 'SASL_SSL';
 
 export const SECURITY_PROTOCOLS: readonly SecurityProtocol[] = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'];
+
+/** The SASL mechanisms the broker serves (Kafka's `sasl.enabled.mechanisms` takes a list of these). */
+export const SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'] as const;
+export type SaslMechanism = (typeof SASL_MECHANISMS)[number];
 
 export interface ListenerSpec {
   name: SecurityProtocol;
