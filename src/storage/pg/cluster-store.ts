@@ -1,15 +1,8 @@
 import type pg from 'pg';
+import type { BrokerRow, ClusterStorage, Registration } from '../../coordinator/cluster-storage.js';
 
-export interface BrokerRow {
-  nodeId: number;
-  host: string;
-  port: number;
-  rack: string | null;
-  /** The advertised endpoint per listener name (null: registered by a broker before listeners existed). */
-  listeners?: Record<string, { host: string; port: number }> | null;
-  /** How long the registration has left before it lapses, by the database's clock (rows read from the registry). */
-  expiresInMs?: number;
-}
+export type { BrokerRow, Registration } from '../../coordinator/cluster-storage.js';
+
 
 /** The application_name of a broker instance's connections: whether an instance still has a session tells a dead one from a live one at once. */
 export function brokerApplicationName(instanceId: string): string {
@@ -20,22 +13,8 @@ export function brokerApplicationName(instanceId: string): string {
 const HAS_SESSION = (instanceId: string) =>
   `EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = current_database() AND a.application_name = 'pgkafka ' || ${instanceId})`;
 
-/** A node id's registration as stored: which instance holds it and whether it is still live. */
-export interface Registration {
-  nodeId: number;
-  instanceId: string;
-  host: string;
-  port: number;
-  startedAt: Date;
-  lastSeen: Date;
-  live: boolean;
-  expiresInMs: number;
-  /** Whether the registered instance still has a session open on the database (a killed one has none). */
-  connected: boolean;
-}
-
 /** The cluster id and the registry of live broker processes. */
-export class ClusterStore {
+export class ClusterStore implements ClusterStorage {
   constructor(private readonly pool: pg.Pool) {}
 
   /** Returns the stored cluster id, storing `candidate` if there is none yet. */

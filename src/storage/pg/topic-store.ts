@@ -1,12 +1,9 @@
 import type pg from 'pg';
 import { inTransaction, Rollback } from './pool.js';
+import type { TopicRow, TopicStorage } from '../../log/topic-storage.js';
 
-export interface TopicRow {
-  topicId: string;
-  name: string;
-  partitionCount: number;
-  configs: Record<string, string>;
-}
+export type { TopicRow } from '../../log/topic-storage.js';
+
 
 interface TopicRecord {
   topic_id: string;
@@ -18,7 +15,7 @@ interface TopicRecord {
 const toTopic = (r: TopicRecord): TopicRow => ({ topicId: r.topic_id, name: r.name, partitionCount: r.partition_count, configs: r.configs });
 
 /** Topics and their partitions' rows. */
-export class TopicStore {
+export class TopicStore implements TopicStorage {
   constructor(
     private readonly pool: pg.Pool,
     private readonly topicsChannel: string,

@@ -1,38 +1,10 @@
 import type pg from 'pg';
 import { metadataBytes, metadataString } from './group-store.js';
 import { inTransaction } from './pool.js';
+import type { PendingTxnOffset, StoredTransaction, TransactionStorage, TxnPartition } from '../../coordinator/transaction-storage.js';
 
-/** A transaction partition as the coordinator records it. */
-export interface TxnPartition {
-  topicId: string;
-  topic: string;
-  partition: number;
-}
+export type { PendingTxnOffset, StoredTransaction, TxnPartition } from '../../coordinator/transaction-storage.js';
 
-/** One transactional id's coordinator state (Kafka's TransactionMetadata). */
-export interface StoredTransaction {
-  transactionalId: string;
-  producerId: bigint;
-  producerEpoch: number;
-  lastProducerEpoch: number;
-  timeoutMs: number;
-  state: string;
-  startTime: Date | null;
-  partitions: TxnPartition[];
-  groups: string[];
-  /** When the row last changed (as loaded; writes set it to now()). */
-  updatedAt?: Date;
-}
-
-/** An offset committed inside a transaction, visible only once it commits. */
-export interface PendingTxnOffset {
-  groupId: string;
-  topic: string;
-  partition: number;
-  committedOffset: bigint;
-  leaderEpoch: number;
-  metadata: string | null;
-}
 
 interface TransactionRow {
   transactional_id: string;
@@ -66,7 +38,7 @@ const saveParams = (t: StoredTransaction) => [
 ];
 
 /** The transaction coordinator's state and the offsets transactions carry. */
-export class TransactionStore {
+export class TransactionStore implements TransactionStorage {
   constructor(private readonly pool: pg.Pool) {}
 
   async loadAll(): Promise<{ transactions: StoredTransaction[]; offsets: Map<string, PendingTxnOffset[]> }> {

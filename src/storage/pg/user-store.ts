@@ -1,19 +1,13 @@
 import type pg from 'pg';
 import { inTransaction } from './pool.js';
 import type { ScramCredential, ScramMechanism } from '../../security/scram.js';
+import type { CredentialAlteration, CredentialInfo, UserStorage } from '../../security/user-storage.js';
 
-export interface CredentialInfo {
-  user: string;
-  mechanism: ScramMechanism;
-  iterations: number;
-}
+export type { CredentialAlteration, CredentialInfo } from '../../security/user-storage.js';
 
-export type CredentialAlteration =
-  | { kind: 'upsert'; user: string; mechanism: ScramMechanism; credential: ScramCredential }
-  | { kind: 'delete'; user: string; mechanism: ScramMechanism };
 
 /** SCRAM credentials (table scram_credentials): salted keys, never passwords. */
-export class UserStore {
+export class UserStore implements UserStorage {
   constructor(private readonly pool: pg.Pool) {}
 
   /** scram_credentials_select */
