@@ -19,7 +19,11 @@ export class MemoryTopicStore implements TopicStorage {
   async create(topic: TopicRow): Promise<boolean> {
     text(topic.name);
     for (const [k, v] of Object.entries(topic.configs)) text(k + v);
-    if (this.byName(topic.name)) return false;
+    if (this.byName(topic.name)) {
+      // As the PostgreSQL statement, which notifies whether or not its insert took place (harmless: brokers re-read the topic).
+      this.db.notify('topics', topic.name);
+      return false;
+    }
     if (this.db.topics.has(topic.topicId)) throw new MemoryStorageError('duplicate key value violates unique constraint "topics_pkey"', '23505');
     this.db.topics.set(topic.topicId, copy(topic));
     this.db.notify('topics', topic.name);

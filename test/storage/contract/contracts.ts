@@ -2,6 +2,7 @@
 // memory.test.ts (unit) and pg.test.ts (integration) alike, as Tansu runs one
 // body under `mod pg` and `mod in_memory`.
 import { aclStorageContract } from './acl-store.contract.js';
+import { announcementContract } from './announcement.contract.js';
 import { brokerConfigStorageContract } from './broker-config-store.contract.js';
 import { clusterStorageContract } from './cluster-store.contract.js';
 import type { HarnessRef } from './harness.js';
@@ -16,4 +17,5 @@ export const contracts: ((h: HarnessRef) => void)[] = [
   aclStorageContract,
   userStorageContract,
   clusterStorageContract,
+  announcementContract,
 ];

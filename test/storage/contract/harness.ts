@@ -18,6 +18,12 @@ export interface CommittedOffsetRow {
   metadata: string | null;
 }
 
+/** A change announced to every broker (PostgreSQL: NOTIFY), by channel. */
+export interface Announcement {
+  channel: 'topics' | 'acls' | 'brokerConfigs';
+  payload: string;
+}
+
 export interface StorageHarness {
   transactions: TransactionStorage;
   producerIds: ProducerIdStorage;
@@ -29,6 +35,8 @@ export interface StorageHarness {
   cluster(instanceId: string): Promise<{ store: ClusterStorage; close(): Promise<void> }>;
   /** The committed offsets of the group, by topic and partition. */
   committedOffsets(groupId: string): Promise<CommittedOffsetRow[]>;
+  /** Starts collecting the announcements of changes, in the order they arrive. */
+  listen(): Promise<{ seen: Announcement[]; close(): Promise<void> }>;
   /** Writes a committed offset as the group coordinator would. */
   commitOffset(row: CommittedOffsetRow): Promise<void>;
 }

@@ -6,7 +6,7 @@ import {
 import { compareText } from '../../../src/storage/memory/database.js';
 import { FakeClock } from '../../support/fake-clock.js';
 import { contracts } from './contracts.js';
-import type { StorageHarness } from './harness.js';
+import type { Announcement, StorageHarness } from './harness.js';
 
 function memoryHarness(): StorageHarness {
   const db = new MemoryDatabase(new FakeClock());
@@ -26,6 +26,12 @@ function memoryHarness(): StorageHarness {
         .filter((o) => o.groupId === groupId)
         .sort((a, b) => compareText(a.topic, b.topic) || a.partition - b.partition)
         .map(({ commitTimestamp: _t, ...o }) => o);
+    },
+    async listen() {
+      const seen: Announcement[] = [];
+      let open = true;
+      db.onNotify((channel, payload) => void (open && seen.push({ channel, payload })));
+      return { seen, close: async () => void (open = false) };
     },
     async commitOffset(row) {
       db.committedOffsets.set(`${row.groupId}\u0000${row.topic}\u0000${row.partition}`, { ...row, commitTimestamp: new Date(db.clock.now()) });

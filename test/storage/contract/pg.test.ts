@@ -9,14 +9,14 @@ import { BrokerConfigStore } from '../../../src/storage/pg/broker-config-store.j
 import { brokerApplicationName, ClusterStore } from '../../../src/storage/pg/cluster-store.js';
 import { metadataBytes, metadataString } from '../../../src/storage/pg/group-store.js';
 import { migrate } from '../../../src/storage/pg/migrate.js';
-import { createPool } from '../../../src/storage/pg/pool.js';
+import { createClient, createPool } from '../../../src/storage/pg/pool.js';
 import { ProducerStore } from '../../../src/storage/pg/producer-store.js';
 import { TopicStore } from '../../../src/storage/pg/topic-store.js';
 import { TransactionStore } from '../../../src/storage/pg/transaction-store.js';
 import { UserStore } from '../../../src/storage/pg/user-store.js';
 import { testDatabaseUrl } from '../../support/broker.js';
 import { contracts } from './contracts.js';
-import type { StorageHarness } from './harness.js';
+import type { Announcement, StorageHarness } from './harness.js';
 
 const schema = `test_${randomBytes(6).toString('hex')}`;
 let url: string;
@@ -27,13 +27,13 @@ beforeAll(async () => {
   url = testDatabaseUrl();
   await migrate(url, schema, createLogger('silent'));
   pool = createPool({ connectionString: url, schema, max: 8 });
-  const channel = `${schema}_contract`;
+  const channels = { topics: `${schema}_topics`, acls: `${schema}_acls`, brokerConfigs: `${schema}_broker_configs` } as const;
   harness = {
     transactions: new TransactionStore(pool),
     producerIds: new ProducerStore(pool),
-    topics: new TopicStore(pool, channel),
-    brokerConfigs: new BrokerConfigStore(pool, channel),
-    acls: new AclStore(pool, channel),
+    topics: new TopicStore(pool, channels.topics),
+    brokerConfigs: new BrokerConfigStore(pool, channels.brokerConfigs),
+    acls: new AclStore(pool, channels.acls),
     users: new UserStore(pool),
     async cluster(instanceId) {
       // Named as a broker names its pool: its open session is what "connected" means.
@@ -47,6 +47,15 @@ beforeAll(async () => {
         [groupId],
       );
       return rows.map((r) => ({ groupId: r.group_id, topic: r.topic, partition: r.partition, committedOffset: r.committed_offset, leaderEpoch: r.leader_epoch, metadata: metadataString(r.metadata) }));
+    },
+    async listen() {
+      const client = createClient({ connectionString: url, schema });
+      await client.connect();
+      const byChannel = new Map<string, Announcement['channel']>(Object.entries(channels).map(([name, channel]) => [channel, name as Announcement['channel']]));
+      const seen: Announcement[] = [];
+      client.on('notification', (n) => seen.push({ channel: byChannel.get(n.channel)!, payload: n.payload ?? '' }));
+      for (const channel of byChannel.keys()) await client.query(`LISTEN ${channel}`);
+      return { seen, close: () => client.end() };
     },
     async commitOffset(o) {
       await pool.query(
