@@ -1,30 +1,9 @@
 // What the broker's start-up and heartbeat need from storage: the cluster id
 // and the registry of live broker processes (one registration per node id).
+// Implementations match it structurally, so storage never imports the domain.
+import type { BrokerRow, Registration } from '../storage/cluster-types.js';
 
-export interface BrokerRow {
-  nodeId: number;
-  host: string;
-  port: number;
-  rack: string | null;
-  /** The advertised endpoint per listener name (null: registered by a broker before listeners existed). */
-  listeners?: Record<string, { host: string; port: number }> | null;
-  /** How long the registration has left before it lapses, by the storage's clock (rows read from the registry). */
-  expiresInMs?: number;
-}
-
-/** A node id's registration as stored: which instance holds it and whether it is still live. */
-export interface Registration {
-  nodeId: number;
-  instanceId: string;
-  host: string;
-  port: number;
-  startedAt: Date;
-  lastSeen: Date;
-  live: boolean;
-  expiresInMs: number;
-  /** Whether the registered instance is still connected to the storage (a killed one is not). */
-  connected: boolean;
-}
+export type { BrokerRow, Registration } from '../storage/cluster-types.js';
 
 export interface ClusterStorage {
   /** The stored cluster id, storing `candidate` if there is none yet. */

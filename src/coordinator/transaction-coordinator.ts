@@ -14,6 +14,9 @@ import type { PendingTxnOffset, ProducerIdStorage, StoredTransaction, Transactio
 import type { TxnMarkerWriter } from './txn-markers.js';
 import { systemClock, type Clock, type Timer } from '../clock.js';
 
+// Handlers name the offsets they hand to commitOffsets through the coordinator, not the storage layer.
+export type { PendingTxnOffset };
+
 export type TxnState = 'Empty' | 'Ongoing' | 'PrepareCommit' | 'PrepareAbort' | 'CompleteCommit' | 'CompleteAbort';
 export const TXN_STATES: readonly TxnState[] = ['Empty', 'Ongoing', 'PrepareCommit', 'PrepareAbort', 'CompleteCommit', 'CompleteAbort'];
 

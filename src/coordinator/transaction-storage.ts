@@ -1,39 +1,12 @@
 // What the transaction coordinator needs from storage: its transactional ids'
 // state, the offsets transactions carry, and new producer ids. Implemented by
 // storage/pg (the broker) and storage/memory (unit tests); the contract tests
-// in test/storage/contract hold both to the same behaviour.
+// in test/storage/contract hold both to the same behaviour. The rows are the
+// storage layer's (storage/transaction-types.ts); the implementations match
+// these interfaces structurally, so storage never imports the domain.
+import type { PendingTxnOffset, StoredTransaction } from '../storage/transaction-types.js';
 
-/** A transaction partition as the coordinator records it. */
-export interface TxnPartition {
-  topicId: string;
-  topic: string;
-  partition: number;
-}
-
-/** One transactional id's coordinator state (Kafka's TransactionMetadata). */
-export interface StoredTransaction {
-  transactionalId: string;
-  producerId: bigint;
-  producerEpoch: number;
-  lastProducerEpoch: number;
-  timeoutMs: number;
-  state: string;
-  startTime: Date | null;
-  partitions: TxnPartition[];
-  groups: string[];
-  /** When the row last changed (as loaded; writes set it to the storage's now). */
-  updatedAt?: Date;
-}
-
-/** An offset committed inside a transaction, visible only once it commits. */
-export interface PendingTxnOffset {
-  groupId: string;
-  topic: string;
-  partition: number;
-  committedOffset: bigint;
-  leaderEpoch: number;
-  metadata: string | null;
-}
+export type { PendingTxnOffset, StoredTransaction, TxnPartition } from '../storage/transaction-types.js';
 
 export interface TransactionStorage {
   /** Every transactional id (by id order) and the offsets staged under each. */

@@ -1,13 +1,10 @@
 // What the topic manager needs from storage: topics, their partitions and
 // explicit configs. Implemented by storage/pg and storage/memory, held to the
-// same behaviour by test/storage/contract.
+// same behaviour by test/storage/contract; they match it structurally, so
+// storage never imports the domain.
+import type { TopicRow } from '../storage/topic-types.js';
 
-export interface TopicRow {
-  topicId: string;
-  name: string;
-  partitionCount: number;
-  configs: Record<string, string>;
-}
+export type { TopicRow } from '../storage/topic-types.js';
 
 export interface TopicStorage {
   /** Every topic, by name. */

@@ -1,15 +1,8 @@
 // What SASL/SCRAM and the user APIs need from storage: salted credentials, never passwords.
 import type { ScramCredential, ScramMechanism } from './scram.js';
+import type { CredentialAlteration, CredentialInfo } from '../storage/pg/user-store.js';
 
-export interface CredentialInfo {
-  user: string;
-  mechanism: ScramMechanism;
-  iterations: number;
-}
-
-export type CredentialAlteration =
-  | { kind: 'upsert'; user: string; mechanism: ScramMechanism; credential: ScramCredential }
-  | { kind: 'delete'; user: string; mechanism: ScramMechanism };
+export type { CredentialAlteration, CredentialInfo } from '../storage/pg/user-store.js';
 
 export interface UserStorage {
   credential(user: string, mechanism: ScramMechanism): Promise<ScramCredential | null>;

@@ -1,5 +1,4 @@
 import type { AclBinding } from '../../security/acl.js';
-import type { AclStorage } from '../../security/acl-storage.js';
 import { compareText, key, MemoryStorageError, text, type MemoryDatabase } from './database.js';
 
 const bindingKey = (b: AclBinding) => key(b.resourceType, b.resourceName, b.patternType, b.principal, b.host, b.operation, b.permissionType);
@@ -23,7 +22,7 @@ function checked(b: AclBinding): AclBinding {
 }
 
 /** ACL bindings in memory (table acls). */
-export class MemoryAclStore implements AclStorage {
+export class MemoryAclStore {
   constructor(private readonly db: MemoryDatabase) {}
 
   async list(): Promise<AclBinding[]> {

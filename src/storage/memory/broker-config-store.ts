@@ -1,8 +1,7 @@
-import type { BrokerConfigStorage } from '../../log/broker-config-storage.js';
 import { text, type MemoryDatabase } from './database.js';
 
 /** Dynamic broker configs in memory (table broker_configs). */
-export class MemoryBrokerConfigStore implements BrokerConfigStorage {
+export class MemoryBrokerConfigStore {
   constructor(private readonly db: MemoryDatabase) {}
 
   async load(nodeId: number): Promise<{ clusterDefault: Record<string, string>; broker: Record<string, string> }> {

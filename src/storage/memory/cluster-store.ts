@@ -1,4 +1,4 @@
-import type { BrokerRow, ClusterStorage, Registration } from '../../coordinator/cluster-storage.js';
+import type { BrokerRow, Registration } from '../cluster-types.js';
 import type { MemoryDatabase } from './database.js';
 
 /**
@@ -8,7 +8,7 @@ import type { MemoryDatabase } from './database.js';
  * registration whose instance is not connected can be taken over at once);
  * close() is the instance's sessions ending.
  */
-export class MemoryClusterStore implements ClusterStorage {
+export class MemoryClusterStore {
   constructor(
     private readonly db: MemoryDatabase,
     private readonly instanceId: string,

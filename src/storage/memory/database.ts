@@ -10,8 +10,8 @@ import type { Clock } from '../../clock.js';
 import { systemClock } from '../../clock.js';
 import type { AclBinding } from '../../security/acl.js';
 import type { ScramCredential } from '../../security/scram.js';
-import type { PendingTxnOffset, StoredTransaction } from '../../coordinator/transaction-storage.js';
-import type { TopicRow } from '../../log/topic-storage.js';
+import type { PendingTxnOffset, StoredTransaction } from '../transaction-types.js';
+import type { TopicRow } from '../topic-types.js';
 
 /** A group's committed offset of one partition (table committed_offsets). */
 export interface MemoryCommittedOffset {

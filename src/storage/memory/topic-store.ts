@@ -1,10 +1,10 @@
-import type { TopicRow, TopicStorage } from '../../log/topic-storage.js';
+import type { TopicRow } from '../topic-types.js';
 import { compareText, MemoryStorageError, text, type MemoryDatabase } from './database.js';
 
 const copy = (t: TopicRow): TopicRow => ({ ...t, configs: { ...t.configs } });
 
 /** Topics in memory (table topics; the partitions' log state is the log's own). */
-export class MemoryTopicStore implements TopicStorage {
+export class MemoryTopicStore {
   constructor(private readonly db: MemoryDatabase) {}
 
   async list(): Promise<TopicRow[]> {

@@ -1,4 +1,4 @@
-import type { PendingTxnOffset, ProducerIdStorage, StoredTransaction, TransactionStorage } from '../../coordinator/transaction-storage.js';
+import type { PendingTxnOffset, StoredTransaction } from '../transaction-types.js';
 import { compareText, key, text, utf8RoundTrip, type MemoryDatabase } from './database.js';
 
 const IDLE_STATES = new Set(['Empty', 'CompleteCommit', 'CompleteAbort']);
@@ -12,7 +12,7 @@ const copyTxn = (t: StoredTransaction): StoredTransaction => ({
 });
 
 /** The transaction coordinator's state in memory (tables transactions and txn_offsets). */
-export class MemoryTransactionStore implements TransactionStorage {
+export class MemoryTransactionStore {
   constructor(private readonly db: MemoryDatabase) {}
 
   async loadAll(): Promise<{ transactions: StoredTransaction[]; offsets: Map<string, PendingTxnOffset[]> }> {
@@ -62,7 +62,7 @@ export class MemoryTransactionStore implements TransactionStorage {
 }
 
 /** The producer_ids sequence in memory. */
-export class MemoryProducerIds implements ProducerIdStorage {
+export class MemoryProducerIds {
   constructor(private readonly db: MemoryDatabase) {}
 
   async allocateProducerId(): Promise<bigint> {

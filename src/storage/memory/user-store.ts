@@ -1,11 +1,11 @@
 import type { ScramCredential, ScramMechanism } from '../../security/scram.js';
-import type { CredentialAlteration, CredentialInfo, UserStorage } from '../../security/user-storage.js';
+import type { CredentialAlteration, CredentialInfo } from '../pg/user-store.js';
 import { compareText, key, MemoryStorageError, text, type MemoryDatabase } from './database.js';
 
 const copy = (c: ScramCredential): ScramCredential => ({ salt: Buffer.from(c.salt), storedKey: Buffer.from(c.storedKey), serverKey: Buffer.from(c.serverKey), iterations: c.iterations });
 
 /** SCRAM credentials in memory (table scram_credentials), keyed by user\0mechanism. */
-export class MemoryUserStore implements UserStorage {
+export class MemoryUserStore {
   constructor(private readonly db: MemoryDatabase) {}
 
   async credential(user: string, mechanism: ScramMechanism): Promise<ScramCredential | null> {

@@ -1,7 +1,6 @@
 import type pg from 'pg';
 import { inTransaction } from './pool.js';
 import type { AclBinding } from '../../security/acl.js';
-import type { AclStorage } from '../../security/acl-storage.js';
 
 interface AclRow {
   resource_type: number;
@@ -28,7 +27,7 @@ const toBinding = (r: AclRow): AclBinding => ({
 const params = (b: AclBinding) => [b.resourceType, b.resourceName, b.patternType, b.principal, b.host, b.operation, b.permissionType];
 
 /** ACL bindings (table acls). Every change notifies the channel, so every broker reloads its copy. */
-export class AclStore implements AclStorage {
+export class AclStore {
   constructor(
     private readonly pool: pg.Pool,
     readonly channel: string,

@@ -1,9 +1,8 @@
 import type pg from 'pg';
 import { inTransaction, Rollback } from './pool.js';
-import type { BrokerConfigStorage } from '../../log/broker-config-storage.js';
 
 /** Dynamic broker configs (table broker_configs), keyed by Kafka's resource name: '' for the cluster default, else a node id. */
-export class BrokerConfigStore implements BrokerConfigStorage {
+export class BrokerConfigStore {
   constructor(
     private readonly pool: pg.Pool,
     readonly channel: string,

@@ -1,8 +1,7 @@
 import type pg from 'pg';
-import type { BrokerRow, ClusterStorage, Registration } from '../../coordinator/cluster-storage.js';
+import type { BrokerRow, Registration } from '../cluster-types.js';
 
-export type { BrokerRow, Registration } from '../../coordinator/cluster-storage.js';
-
+export type { BrokerRow, Registration } from '../cluster-types.js';
 
 /** The application_name of a broker instance's connections: whether an instance still has a session tells a dead one from a live one at once. */
 export function brokerApplicationName(instanceId: string): string {
@@ -14,7 +13,7 @@ const HAS_SESSION = (instanceId: string) =>
   `EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = current_database() AND a.application_name = 'pgkafka ' || ${instanceId})`;
 
 /** The cluster id and the registry of live broker processes. */
-export class ClusterStore implements ClusterStorage {
+export class ClusterStore {
   constructor(private readonly pool: pg.Pool) {}
 
   /** Returns the stored cluster id, storing `candidate` if there is none yet. */

@@ -1,9 +1,8 @@
 import type pg from 'pg';
 import { inTransaction, Rollback } from './pool.js';
-import type { TopicRow, TopicStorage } from '../../log/topic-storage.js';
+import type { TopicRow } from '../topic-types.js';
 
-export type { TopicRow } from '../../log/topic-storage.js';
-
+export type { TopicRow } from '../topic-types.js';
 
 interface TopicRecord {
   topic_id: string;
@@ -15,7 +14,7 @@ interface TopicRecord {
 const toTopic = (r: TopicRecord): TopicRow => ({ topicId: r.topic_id, name: r.name, partitionCount: r.partition_count, configs: r.configs });
 
 /** Topics and their partitions' rows. */
-export class TopicStore implements TopicStorage {
+export class TopicStore {
   constructor(
     private readonly pool: pg.Pool,
     private readonly topicsChannel: string,

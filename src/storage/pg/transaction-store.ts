@@ -1,10 +1,9 @@
 import type pg from 'pg';
 import { metadataBytes, metadataString } from './group-store.js';
 import { inTransaction } from './pool.js';
-import type { PendingTxnOffset, StoredTransaction, TransactionStorage, TxnPartition } from '../../coordinator/transaction-storage.js';
+import type { PendingTxnOffset, StoredTransaction, TxnPartition } from '../transaction-types.js';
 
-export type { PendingTxnOffset, StoredTransaction, TxnPartition } from '../../coordinator/transaction-storage.js';
-
+export type { PendingTxnOffset, StoredTransaction, TxnPartition } from '../transaction-types.js';
 
 interface TransactionRow {
   transactional_id: string;
@@ -38,7 +37,7 @@ const saveParams = (t: StoredTransaction) => [
 ];
 
 /** The transaction coordinator's state and the offsets transactions carry. */
-export class TransactionStore implements TransactionStorage {
+export class TransactionStore {
   constructor(private readonly pool: pg.Pool) {}
 
   async loadAll(): Promise<{ transactions: StoredTransaction[]; offsets: Map<string, PendingTxnOffset[]> }> {

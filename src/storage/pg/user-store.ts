@@ -1,13 +1,19 @@
 import type pg from 'pg';
 import { inTransaction } from './pool.js';
 import type { ScramCredential, ScramMechanism } from '../../security/scram.js';
-import type { CredentialAlteration, CredentialInfo, UserStorage } from '../../security/user-storage.js';
 
-export type { CredentialAlteration, CredentialInfo } from '../../security/user-storage.js';
+export interface CredentialInfo {
+  user: string;
+  mechanism: ScramMechanism;
+  iterations: number;
+}
 
+export type CredentialAlteration =
+  | { kind: 'upsert'; user: string; mechanism: ScramMechanism; credential: ScramCredential }
+  | { kind: 'delete'; user: string; mechanism: ScramMechanism };
 
 /** SCRAM credentials (table scram_credentials): salted keys, never passwords. */
-export class UserStore implements UserStorage {
+export class UserStore {
   constructor(private readonly pool: pg.Pool) {}
 
   /** scram_credentials_select */
