@@ -3,7 +3,7 @@
 // CompleteCommit/CompleteAbort), producer ids and epochs (fencing), the
 // COMMIT/ABORT markers written to every partition of a transaction, offsets
 // committed inside transactions, and the timer that aborts transactions open
-// longer than their timeout. Every state change is written to PostgreSQL
+// longer than their timeout. Every state change is stored (PostgreSQL in the broker)
 // before it is acted on; the requests of one transactional id are applied one
 // at a time. Errors are Kafka's newest (PRODUCER_FENCED); handlers map them to
 // what older request versions expect.
