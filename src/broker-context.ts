@@ -6,9 +6,9 @@ import type { BrokerConfigs } from './log/broker-configs.js';
 import type { LogManager } from './log/log-manager.js';
 import type { TopicManager } from './log/topic-manager.js';
 import type { Logger } from './observability/logger.js';
-import type { BrokerRow } from './storage/pg/cluster-store.js';
+import type { BrokerRow } from './coordinator/cluster-storage.js';
 import type { Authorizer } from './security/authorizer.js';
-import type { UserStore } from './storage/pg/user-store.js';
+import type { UserStorage } from './security/user-storage.js';
 
 /** The broker-wide services handlers call into. */
 export interface BrokerContext {
@@ -26,7 +26,7 @@ export interface BrokerContext {
   /** This broker's advertised endpoint on a listener. */
   advertised(listener: string): BrokerRow;
   /** SCRAM credentials (SASL, DescribeUserScramCredentials, AlterUserScramCredentials). */
-  users: UserStore;
+  users: UserStorage;
   /** ACL decisions and the ACLs themselves (CreateAcls, DescribeAcls, DeleteAcls). */
   authorizer: Authorizer;
   /** Which broker coordinates which group (slots leased in PostgreSQL). */

@@ -7,6 +7,7 @@ import { systemClock } from './clock.js';
 import { GroupCoordinator } from './coordinator/group-coordinator.js';
 import { Coordination, type LiveBroker } from './coordinator/coordination.js';
 import { TransactionCoordinator } from './coordinator/transaction-coordinator.js';
+import { logMarkerWriter } from './coordinator/txn-markers.js';
 import { HandlerRegistry } from './handlers/registry.js';
 import { BrokerConfigs } from './log/broker-configs.js';
 import { Compactor } from './log/compactor.js';
@@ -115,7 +116,15 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const coordinatorStore = new CoordinatorStore(pool, channels.coordinators);
   const coordination = new Coordination(coordinatorStore, config.nodeId, instanceId, COORDINATOR_LEASE_MS, BROKER_LIVENESS_MS, log);
   coordination.addOwner(groups);
-  const transactions = new TransactionCoordinator(new TransactionStore(pool), logs, topics, log, systemClock, undefined, config.transactionalIdExpirationMs);
+  const transactions = new TransactionCoordinator({
+    store: new TransactionStore(pool),
+    producerIds: producerStore,
+    markers: logMarkerWriter(logs),
+    topics,
+    log,
+    clock: systemClock,
+    transactionalIdExpirationMs: config.transactionalIdExpirationMs,
+  });
   await transactions.load();
 
   const authorizer = new Authorizer(

@@ -9,7 +9,7 @@
 // heartbeat moves, that broker is alive and start-up is refused naming it;
 // if not (a hung process), the new broker starts once it lapses.
 import type { Logger } from './observability/logger.js';
-import type { ClusterStore, Registration } from './storage/pg/cluster-store.js';
+import type { ClusterStorage, Registration } from './coordinator/cluster-storage.js';
 
 const POLL_MS = 250;
 
@@ -24,7 +24,7 @@ export class DuplicateNodeIdError extends Error {
 }
 
 /** Returns once no other live broker holds `nodeId`'s registration; throws DuplicateNodeIdError when one does. */
-export async function awaitNodeId(store: ClusterStore, nodeId: number, instanceId: string, livenessMs: number, log: Logger): Promise<void> {
+export async function awaitNodeId(store: ClusterStorage, nodeId: number, instanceId: string, livenessMs: number, log: Logger): Promise<void> {
   let first: Registration | null = null;
   for (;;) {
     const reg = await store.registration(nodeId, livenessMs);

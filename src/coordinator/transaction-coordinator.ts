@@ -3,16 +3,15 @@
 // CompleteCommit/CompleteAbort), producer ids and epochs (fencing), the
 // COMMIT/ABORT markers written to every partition of a transaction, offsets
 // committed inside transactions, and the timer that aborts transactions open
-// longer than their timeout. Every state change is written to PostgreSQL
+// longer than their timeout. Every state change is stored (PostgreSQL in the broker)
 // before it is acted on; the requests of one transactional id are applied one
 // at a time. Errors are Kafka's newest (PRODUCER_FENCED); handlers map them to
 // what older request versions expect.
 import type { Logger } from '../observability/logger.js';
 import { ErrorCode } from '../protocol/errors.js';
-import { buildEndTxnMarker, readBatchHeaderAt } from '../protocol/records/index.js';
-import { AppendError, type LogManager } from '../log/log-manager.js';
 import type { TopicManager } from '../log/topic-manager.js';
-import type { PendingTxnOffset, StoredTransaction, TransactionStore, TxnPartition } from '../storage/pg/transaction-store.js';
+import type { PendingTxnOffset, ProducerIdStorage, StoredTransaction, TransactionStorage, TxnPartition } from './transaction-storage.js';
+import type { TxnMarkerWriter } from './txn-markers.js';
 import { systemClock, type Clock, type Timer } from '../clock.js';
 
 // Handlers name the offsets they hand to commitOffsets through the coordinator, not the storage layer.
@@ -51,6 +50,21 @@ export interface ProducerResult {
   producerEpoch: number;
 }
 
+export interface TransactionCoordinatorOptions {
+  store: TransactionStorage;
+  producerIds: ProducerIdStorage;
+  /** Where COMMIT/ABORT markers go (the log). */
+  markers: TxnMarkerWriter;
+  /** Resolves AddPartitionsToTxn's topic names. */
+  topics: Pick<TopicManager, 'get'>;
+  log: Logger;
+  clock?: Clock;
+  /** How often open transactions are checked against their timeout (ms). */
+  timeoutCheckMs?: number;
+  /** Kafka's transactional.id.expiration.ms (default 7 days). */
+  transactionalIdExpirationMs?: number;
+}
+
 const partitionKey = (topicId: string, partition: number) => `${topicId}:${partition}`;
 const offsetKey = (groupId: string, topic: string, partition: number) => `${groupId}\u0000${topic}\u0000${partition}`;
 
@@ -60,16 +74,25 @@ export class TransactionCoordinator {
   /** The tail of each transactional id's request chain. */
   private readonly queues = new Map<string, Promise<unknown>>();
   private timer: Timer | null = null;
+  private readonly store: TransactionStorage;
+  private readonly producerIds: ProducerIdStorage;
+  private readonly markers: TxnMarkerWriter;
+  private readonly topics: Pick<TopicManager, 'get'>;
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  private readonly timeoutCheckMs: number;
+  private readonly transactionalIdExpirationMs: number;
 
-  constructor(
-    private readonly store: TransactionStore,
-    private readonly logs: LogManager,
-    private readonly topics: TopicManager,
-    private readonly log: Logger,
-    private readonly clock: Clock = systemClock,
-    private readonly timeoutCheckMs = DEFAULT_TIMEOUT_CHECK_MS,
-    private readonly transactionalIdExpirationMs = 604_800_000,
-  ) {}
+  constructor(options: TransactionCoordinatorOptions) {
+    this.store = options.store;
+    this.producerIds = options.producerIds;
+    this.markers = options.markers;
+    this.topics = options.topics;
+    this.log = options.log;
+    this.clock = options.clock ?? systemClock;
+    this.timeoutCheckMs = options.timeoutCheckMs ?? DEFAULT_TIMEOUT_CHECK_MS;
+    this.transactionalIdExpirationMs = options.transactionalIdExpirationMs ?? 604_800_000;
+  }
 
   /** Restores every transactional id, and completes transactions a previous process left between Prepare and Complete. */
   async load(): Promise<void> {
@@ -162,7 +185,7 @@ export class TransactionCoordinator {
       if (!meta) {
         meta = {
           transactionalId,
-          producerId: await this.logs.allocateProducerId(),
+          producerId: await this.producerIds.allocateProducerId(),
           producerEpoch: 0,
           lastProducerEpoch: -1,
           timeoutMs,
@@ -186,7 +209,7 @@ export class TransactionCoordinator {
       if (meta.state === 'Ongoing') await this.endTransaction(meta, false, true, 'fenced by a new producer instance');
       if (meta.producerEpoch + 1 >= MAX_EPOCH) {
         this.byProducerId.delete(meta.producerId);
-        meta.producerId = await this.logs.allocateProducerId();
+        meta.producerId = await this.producerIds.allocateProducerId();
         meta.producerEpoch = 0;
         meta.lastProducerEpoch = -1;
       } else {
@@ -365,17 +388,9 @@ export class TransactionCoordinator {
   private async completePrepared(meta: TxnMetadata): Promise<void> {
     const commit = meta.state === 'PrepareCommit';
     await Promise.all(
-      [...meta.partitions.values()].map(async (tp) => {
-        const log = await this.logs.partition(tp.topicId, tp.partition);
-        if (!log) return; // the topic was deleted
-        const coordinatorEpoch = 0;
-        const data = buildEndTxnMarker({ commit, producerId: meta.producerId, producerEpoch: meta.producerEpoch, coordinatorEpoch, timestamp: BigInt(this.clock.now()) });
-        const header = readBatchHeaderAt(data, 0)!;
-        await this.logs.append(log, [{ data, header, marker: { commit, coordinatorEpoch } }]).catch((err: unknown) => {
-          // Deleted while the marker waited: nothing is left there to commit or abort.
-          if (!(err instanceof AppendError && err.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)) throw err;
-        });
-      }),
+      [...meta.partitions.values()].map((tp) =>
+        this.markers.writeMarker(tp.topicId, tp.partition, { commit, producerId: meta.producerId, producerEpoch: meta.producerEpoch, coordinatorEpoch: 0, timestamp: this.clock.now() }),
+      ),
     );
     // The start time stays: Kafka describes a completed transaction with it (and ListTransactions filters by it).
     meta.state = commit ? 'CompleteCommit' : 'CompleteAbort';

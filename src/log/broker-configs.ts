@@ -9,7 +9,7 @@
 import { ErrorCode } from '../protocol/errors.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
-import type { BrokerConfigStore } from '../storage/pg/broker-config-store.js';
+import type { BrokerConfigStorage } from './broker-config-storage.js';
 import { BROKER_CONFIG_BY_NAME, BROKER_CONFIG_DEFS, brokerConfigSynonyms } from './broker-config-defs.js';
 import {
   AlterConfigOp, canonical, ConfigSource, ConfigTypeId, parseConfigValue, javaSet, type DescribedConfig, type DescribeOptions, type Synonym,
@@ -50,7 +50,7 @@ export class BrokerConfigs implements BrokerDefaults {
 
   constructor(
     private readonly config: Config,
-    private readonly store?: BrokerConfigStore,
+    private readonly store?: BrokerConfigStorage,
     private readonly log?: Logger,
   ) {
     for (const def of BROKER_CONFIG_DEFS) {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { TopicRow, TopicStore } from '../storage/pg/topic-store.js';
+import type { TopicRow, TopicStorage } from './topic-storage.js';
 import { ErrorCode } from '../protocol/errors.js';
 import type { BrokerDefaults } from './broker-configs.js';
 import { resolveTopicConfig, validateTopicConfigs, type ConfigChange, type TopicConfig } from './topic-configs.js';
@@ -51,7 +51,7 @@ export class TopicManager {
   private readonly resolved = new WeakMap<Topic, { generation: number; config: TopicConfig }>();
 
   constructor(
-    private readonly store: TopicStore,
+    private readonly store: TopicStorage,
     private readonly defaults: TopicDefaults,
     /** The broker's defaults of topic configs (static and dynamic). */
     readonly brokerDefaults: BrokerDefaults,

@@ -1,5 +1,4 @@
 import type { Logger } from '../observability/logger.js';
-import type { AclStore } from '../storage/pg/acl-store.js';
 import {
   AclIndex,
   CLUSTER_NAME,
@@ -10,6 +9,7 @@ import {
   type AuthorizationRequest,
   type AuthorizerOptions,
 } from './acl.js';
+import type { AclStorage } from './acl-storage.js';
 
 const OPERATION_NAMES = ['UNKNOWN', 'ANY', 'ALL', 'READ', 'WRITE', 'CREATE', 'DELETE', 'ALTER', 'DESCRIBE', 'CLUSTER_ACTION', 'DESCRIBE_CONFIGS', 'ALTER_CONFIGS', 'IDEMPOTENT_WRITE', 'CREATE_TOKENS', 'DESCRIBE_TOKENS'];
 const RESOURCE_NAMES = ['UNKNOWN', 'ANY', 'Topic', 'Group', 'Cluster', 'TransactionalId', 'DelegationToken', 'User'];
@@ -27,7 +27,7 @@ export class Authorizer {
   constructor(
     readonly enabled: boolean,
     private readonly options: AuthorizerOptions,
-    private readonly store: AclStore,
+    private readonly store: AclStorage,
     private readonly log: Logger,
   ) {}
 

@@ -1,15 +1,7 @@
 import type pg from 'pg';
+import type { BrokerRow, Registration } from '../cluster-types.js';
 
-export interface BrokerRow {
-  nodeId: number;
-  host: string;
-  port: number;
-  rack: string | null;
-  /** The advertised endpoint per listener name (null: registered by a broker before listeners existed). */
-  listeners?: Record<string, { host: string; port: number }> | null;
-  /** How long the registration has left before it lapses, by the database's clock (rows read from the registry). */
-  expiresInMs?: number;
-}
+export type { BrokerRow, Registration } from '../cluster-types.js';
 
 /** The application_name of a broker instance's connections: whether an instance still has a session tells a dead one from a live one at once. */
 export function brokerApplicationName(instanceId: string): string {
@@ -19,20 +11,6 @@ export function brokerApplicationName(instanceId: string): string {
 /** SQL: whether the instance named by `instanceId` (an SQL expression) has a session open on this database. */
 const HAS_SESSION = (instanceId: string) =>
   `EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = current_database() AND a.application_name = 'pgkafka ' || ${instanceId})`;
-
-/** A node id's registration as stored: which instance holds it and whether it is still live. */
-export interface Registration {
-  nodeId: number;
-  instanceId: string;
-  host: string;
-  port: number;
-  startedAt: Date;
-  lastSeen: Date;
-  live: boolean;
-  expiresInMs: number;
-  /** Whether the registered instance still has a session open on the database (a killed one has none). */
-  connected: boolean;
-}
 
 /** The cluster id and the registry of live broker processes. */
 export class ClusterStore {

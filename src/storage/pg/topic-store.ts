@@ -1,12 +1,8 @@
 import type pg from 'pg';
 import { inTransaction, Rollback } from './pool.js';
+import type { TopicRow } from '../topic-types.js';
 
-export interface TopicRow {
-  topicId: string;
-  name: string;
-  partitionCount: number;
-  configs: Record<string, string>;
-}
+export type { TopicRow } from '../topic-types.js';
 
 interface TopicRecord {
   topic_id: string;

@@ -1,38 +1,9 @@
 import type pg from 'pg';
 import { metadataBytes, metadataString } from './group-store.js';
 import { inTransaction } from './pool.js';
+import type { PendingTxnOffset, StoredTransaction, TxnPartition } from '../transaction-types.js';
 
-/** A transaction partition as the coordinator records it. */
-export interface TxnPartition {
-  topicId: string;
-  topic: string;
-  partition: number;
-}
-
-/** One transactional id's coordinator state (Kafka's TransactionMetadata). */
-export interface StoredTransaction {
-  transactionalId: string;
-  producerId: bigint;
-  producerEpoch: number;
-  lastProducerEpoch: number;
-  timeoutMs: number;
-  state: string;
-  startTime: Date | null;
-  partitions: TxnPartition[];
-  groups: string[];
-  /** When the row last changed (as loaded; writes set it to now()). */
-  updatedAt?: Date;
-}
-
-/** An offset committed inside a transaction, visible only once it commits. */
-export interface PendingTxnOffset {
-  groupId: string;
-  topic: string;
-  partition: number;
-  committedOffset: bigint;
-  leaderEpoch: number;
-  metadata: string | null;
-}
+export type { PendingTxnOffset, StoredTransaction, TxnPartition } from '../transaction-types.js';
 
 interface TransactionRow {
   transactional_id: string;

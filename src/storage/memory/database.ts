@@ -1,0 +1,98 @@
+// The in-memory counterpart of the PostgreSQL schema: the tables the memory
+// stores share (a deleted topic takes its committed offsets with it; a
+// committed transaction writes the groups' committed offsets), with
+// PostgreSQL's rules where the domain can tell the difference: text holds no
+// NUL, text sorts by its UTF-8 bytes (the C collation), stored values are
+// copies (a caller's later mutation does not reach the table), and every
+// change that PostgreSQL NOTIFYs is announced to `onNotify` listeners. For
+// unit tests and single-process use; nothing here survives the process.
+import type { Clock } from '../../clock.js';
+import { systemClock } from '../../clock.js';
+import type { AclBinding } from '../../security/acl.js';
+import type { ScramCredential } from '../../security/scram.js';
+import type { PendingTxnOffset, StoredTransaction } from '../transaction-types.js';
+import type { TopicRow } from '../topic-types.js';
+
+/** A group's committed offset of one partition (table committed_offsets). */
+export interface MemoryCommittedOffset {
+  groupId: string;
+  topic: string;
+  partition: number;
+  committedOffset: bigint;
+  leaderEpoch: number;
+  metadata: string | null;
+  commitTimestamp: Date;
+}
+
+export interface MemoryBroker {
+  nodeId: number;
+  host: string;
+  port: number;
+  rack: string | null;
+  instanceId: string;
+  listeners: Record<string, { host: string; port: number }> | null;
+  startedAt: number;
+  lastSeen: number;
+}
+
+/** The channels PostgreSQL would NOTIFY on (payloads as the pg stores send them). */
+export type MemoryChannel = 'topics' | 'acls' | 'brokerConfigs';
+
+/** Thrown where PostgreSQL refuses a value (as node-postgres surfaces a DatabaseError). */
+export class MemoryStorageError extends Error {
+  constructor(
+    message: string,
+    /** PostgreSQL's SQLSTATE for the same refusal. */
+    readonly code: string,
+  ) {
+    super(message);
+    this.name = 'MemoryStorageError';
+  }
+}
+
+/** PostgreSQL text cannot hold NUL: refused as PostgreSQL refuses it. */
+export function text(value: string): string {
+  if (value.includes('\0')) throw new MemoryStorageError('invalid byte sequence for encoding "UTF8": 0x00', '22021');
+  return value;
+}
+
+/** Text order under the C collation: by UTF-8 bytes (code points), not JavaScript's UTF-16 units. */
+export function compareText(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+/** Offset metadata is stored as its UTF-8 bytes: what comes back is what those bytes decode to. */
+export const utf8RoundTrip = (s: string | null): string | null => (s === null ? null : Buffer.from(s, 'utf8').toString('utf8'));
+
+export const key = (...parts: (string | number)[]): string => parts.join('\u0000');
+
+export class MemoryDatabase {
+  readonly topics = new Map<string, TopicRow>();
+  readonly committedOffsets = new Map<string, MemoryCommittedOffset>();
+  readonly transactions = new Map<string, StoredTransaction & { updatedAt: Date }>();
+  /** Staged TxnOffsetCommit offsets by transactional id, then group\0topic\0partition. */
+  readonly txnOffsets = new Map<string, Map<string, PendingTxnOffset>>();
+  readonly brokerConfigs = new Map<string, Record<string, string>>();
+  readonly acls = new Map<string, AclBinding>();
+  readonly credentials = new Map<string, ScramCredential>();
+  readonly brokers = new Map<number, MemoryBroker>();
+  /** Instances with a session open (PostgreSQL: a connection named by the instance). */
+  readonly sessions = new Map<string, number>();
+  clusterId: string | null = null;
+  /** The producer_ids sequence (START 1000). */
+  nextProducerId = 1000n;
+  private readonly listeners: ((channel: MemoryChannel, payload: string) => void)[] = [];
+
+  constructor(readonly clock: Clock = systemClock) {}
+
+  onNotify(listener: (channel: MemoryChannel, payload: string) => void): void {
+    this.listeners.push(listener);
+  }
+
+  notify(channel: MemoryChannel, payload: string): void {
+    // As NOTIFY: delivered after the change is in place, never inside the caller's work.
+    queueMicrotask(() => {
+      for (const l of this.listeners) l(channel, payload);
+    });
+  }
+}

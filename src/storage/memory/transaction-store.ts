@@ -1,0 +1,71 @@
+import type { PendingTxnOffset, StoredTransaction } from '../transaction-types.js';
+import { compareText, key, text, utf8RoundTrip, type MemoryDatabase } from './database.js';
+
+const IDLE_STATES = new Set(['Empty', 'CompleteCommit', 'CompleteAbort']);
+
+const copyTxn = (t: StoredTransaction): StoredTransaction => ({
+  ...t,
+  partitions: t.partitions.map((p) => ({ ...p })),
+  groups: [...t.groups],
+  startTime: t.startTime ? new Date(t.startTime.getTime()) : null,
+  ...(t.updatedAt ? { updatedAt: new Date(t.updatedAt.getTime()) } : {}),
+});
+
+/** The transaction coordinator's state in memory (tables transactions and txn_offsets). */
+export class MemoryTransactionStore {
+  constructor(private readonly db: MemoryDatabase) {}
+
+  async loadAll(): Promise<{ transactions: StoredTransaction[]; offsets: Map<string, PendingTxnOffset[]> }> {
+    const transactions = [...this.db.transactions.values()].sort((a, b) => compareText(a.transactionalId, b.transactionalId)).map(copyTxn);
+    const offsets = new Map<string, PendingTxnOffset[]>();
+    for (const [id, staged] of this.db.txnOffsets) if (staged.size > 0) offsets.set(id, [...staged.values()].map((o) => ({ ...o })));
+    return { transactions, offsets };
+  }
+
+  async save(t: StoredTransaction): Promise<void> {
+    this.write(t);
+  }
+
+  async stageOffsets(transactionalId: string, offsets: readonly PendingTxnOffset[]): Promise<void> {
+    if (offsets.length === 0) return;
+    text(transactionalId);
+    const rows = offsets.map((o) => ({ ...o, groupId: text(o.groupId), topic: text(o.topic), metadata: utf8RoundTrip(o.metadata) }));
+    const staged = this.db.txnOffsets.get(transactionalId) ?? new Map<string, PendingTxnOffset>();
+    for (const o of rows) staged.set(key(o.groupId, o.topic, o.partition), o);
+    this.db.txnOffsets.set(transactionalId, staged);
+  }
+
+  async complete(t: StoredTransaction, commit: boolean): Promise<void> {
+    const staged = this.db.txnOffsets.get(t.transactionalId);
+    const committed = new Date(this.db.clock.now());
+    this.write(t); // validates before anything changes: all or nothing, as one PostgreSQL transaction
+    if (commit && staged) {
+      for (const o of staged.values()) this.db.committedOffsets.set(key(o.groupId, o.topic, o.partition), { ...o, commitTimestamp: committed });
+    }
+    this.db.txnOffsets.delete(t.transactionalId);
+  }
+
+  async expire(transactionalId: string): Promise<boolean> {
+    const t = this.db.transactions.get(transactionalId);
+    if (!t || !IDLE_STATES.has(t.state)) return false;
+    this.db.transactions.delete(transactionalId);
+    return true;
+  }
+
+  private write(t: StoredTransaction): void {
+    text(t.transactionalId);
+    text(t.state);
+    for (const g of t.groups) text(g);
+    const { updatedAt: _ignored, ...rest } = copyTxn(t);
+    this.db.transactions.set(t.transactionalId, { ...rest, updatedAt: new Date(this.db.clock.now()) });
+  }
+}
+
+/** The producer_ids sequence in memory. */
+export class MemoryProducerIds {
+  constructor(private readonly db: MemoryDatabase) {}
+
+  async allocateProducerId(): Promise<bigint> {
+    return this.db.nextProducerId++;
+  }
+}

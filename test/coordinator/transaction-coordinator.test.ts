@@ -1,0 +1,222 @@
+// The transaction coordinator on in-memory storage and a fake clock: the
+// outcomes test/integration/transactions.test.ts sees through a broker
+// (fencing, timeouts, EndTxn's state errors, expiry, restart), each in
+// milliseconds, and the retries a failing log forces.
+import { afterEach, describe, expect, it } from 'vitest';
+import { TransactionCoordinator } from '../../src/coordinator/transaction-coordinator.js';
+import { TopicManager } from '../../src/log/topic-manager.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { ErrorCode } from '../../src/protocol/errors.js';
+import { MemoryDatabase, MemoryProducerIds, MemoryTopicStore, MemoryTransactionStore } from '../../src/storage/memory/index.js';
+import { FakeClock } from '../support/fake-clock.js';
+import { RecordingMarkers } from '../support/txn-markers.js';
+
+const CHECK_MS = 1000;
+const running: TransactionCoordinator[] = [];
+
+async function setup(options: { transactionalIdExpirationMs?: number; db?: MemoryDatabase; clock?: FakeClock } = {}) {
+  const clock = options.clock ?? new FakeClock();
+  const db = options.db ?? new MemoryDatabase(clock);
+  const topics = new TopicManager(new MemoryTopicStore(db), { numPartitions: 1, autoCreateTopicsEnable: false }, { generation: 0, synonyms: () => [] });
+  const orders = (await topics.get('orders')) ?? (await topics.create({ name: 'orders', numPartitions: 3, replicationFactor: 1, configs: {}, validateOnly: false })).topic!;
+  const markers = new RecordingMarkers();
+  const store = new MemoryTransactionStore(db);
+  const coordinator = new TransactionCoordinator({
+    store, producerIds: new MemoryProducerIds(db), markers, topics, log: createLogger('silent'), clock, timeoutCheckMs: CHECK_MS,
+    transactionalIdExpirationMs: options.transactionalIdExpirationMs,
+  });
+  await coordinator.load();
+  coordinator.start();
+  running.push(coordinator);
+  /** Moves the fake clock on, letting each timeout check run to its end (they reschedule themselves when done). */
+  const advance = async (ms: number) => {
+    for (let left = ms; left > 0; left -= CHECK_MS) {
+      clock.advance(Math.min(CHECK_MS, left));
+      await settle();
+    }
+  };
+  return { clock, db, store, topics, orders, markers, coordinator, advance };
+}
+
+/** Lets every pending promise of the in-memory stores resolve. */
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+afterEach(() => {
+  for (const c of running.splice(0)) c.shutdown();
+});
+
+describe('TransactionCoordinator', () => {
+  it('InitProducerId: a new id gets a producer id at epoch 0; each restart of the producer the next epoch, which fences the older one', async () => {
+    const { coordinator } = await setup();
+    const first = await coordinator.initProducerId('tx', 60_000, -1n, -1);
+    expect(first).toEqual({ errorCode: ErrorCode.NONE, producerId: 1000n, producerEpoch: 0 });
+    const second = await coordinator.initProducerId('tx', 60_000, -1n, -1);
+    expect(second).toEqual({ errorCode: ErrorCode.NONE, producerId: 1000n, producerEpoch: 1 });
+
+    expect(await coordinator.addPartitions('tx', 1000n, 0, [{ topic: 'orders', partition: 0 }], false)).toEqual([ErrorCode.PRODUCER_FENCED]);
+    expect(await coordinator.endTxn('tx', 1000n, 0, true)).toMatchObject({ errorCode: ErrorCode.PRODUCER_FENCED });
+    expect(await coordinator.addOffsets('tx', 1000n, 0, 'g')).toBe(ErrorCode.PRODUCER_FENCED);
+  });
+
+  it('fencing aborts the open transaction of the older instance, with a bumped epoch, and its batches are refused', async () => {
+    const { coordinator, markers, orders } = await setup();
+    const first = await coordinator.initProducerId('tx', 60_000, -1n, -1);
+    expect(await coordinator.addPartitions('tx', first.producerId, 0, [{ topic: 'orders', partition: 1 }], false)).toEqual([ErrorCode.NONE]);
+    expect(coordinator.verifyProduce(first.producerId, 0, orders.topicId, 1)).toBe(ErrorCode.NONE);
+
+    const second = await coordinator.initProducerId('tx', 60_000, -1n, -1);
+    expect(second.producerId).toBe(first.producerId);
+    expect(second.producerEpoch).toBeGreaterThan(first.producerEpoch);
+    expect(markers.written).toEqual([expect.objectContaining({ topicId: orders.topicId, partition: 1, commit: false, producerId: first.producerId, producerEpoch: 1 })]);
+    expect(coordinator.verifyProduce(first.producerId, 0, orders.topicId, 1)).toBe(ErrorCode.PRODUCER_FENCED);
+    expect(coordinator.describe('tx')!.state).toBe('Empty');
+  });
+
+  it('KIP-360: with the expected producer id and epoch, only the current instance may bump; a retry of the last bump is answered as it was', async () => {
+    const { coordinator } = await setup();
+    const first = await coordinator.initProducerId('tx', 60_000, -1n, -1);
+    const bumped = await coordinator.initProducerId('tx', 60_000, first.producerId, first.producerEpoch);
+    expect(bumped).toEqual({ errorCode: ErrorCode.NONE, producerId: first.producerId, producerEpoch: 1 });
+    expect(await coordinator.initProducerId('tx', 60_000, first.producerId, first.producerEpoch)).toEqual(bumped);
+    expect(await coordinator.initProducerId('tx', 60_000, first.producerId, 7)).toEqual({ errorCode: ErrorCode.PRODUCER_FENCED, producerId: -1n, producerEpoch: -1 });
+  });
+
+  it('an epoch about to run out gets a new producer id at epoch 0', async () => {
+    const clock = new FakeClock();
+    const db = new MemoryDatabase(clock);
+    await new MemoryTransactionStore(db).save({
+      transactionalId: 'tx', producerId: 5n, producerEpoch: 32766, lastProducerEpoch: 32765, timeoutMs: 60_000, state: 'Empty', startTime: null, partitions: [], groups: [],
+    });
+    const { coordinator } = await setup({ db, clock });
+    expect(await coordinator.initProducerId('tx', 60_000, -1n, -1)).toEqual({ errorCode: ErrorCode.NONE, producerId: 1000n, producerEpoch: 0 });
+    expect(coordinator.byProducer(5n)).toBeUndefined();
+  });
+
+  it('aborts a transaction open longer than its timeout, with an epoch bump; the old epoch is then fenced', async () => {
+    const { coordinator, markers, advance } = await setup();
+    const p = await coordinator.initProducerId('tx', 5000, -1n, -1);
+    await coordinator.addPartitions('tx', p.producerId, p.producerEpoch, [{ topic: 'orders', partition: 0 }, { topic: 'orders', partition: 2 }], false);
+    await advance(5000);
+    expect(coordinator.describe('tx')!.state).toBe('Ongoing');
+    await advance(1000);
+    expect(coordinator.describe('tx')).toMatchObject({ state: 'CompleteAbort', producerEpoch: p.producerEpoch + 1 });
+    expect(markers.written.map((m) => [m.partition, m.commit, m.producerEpoch]).sort()).toEqual([[0, false, 1], [2, false, 1]]);
+    expect(await coordinator.endTxn('tx', p.producerId, p.producerEpoch, true)).toMatchObject({ errorCode: ErrorCode.PRODUCER_FENCED });
+  });
+
+  it('EndTxn: outside a transaction INVALID_TXN_STATE; a retry of the completed one as it was; the opposite outcome INVALID_TXN_STATE', async () => {
+    const { coordinator, markers } = await setup();
+    const p = await coordinator.initProducerId('tx', 60_000, -1n, -1);
+    expect((await coordinator.endTxn('tx', p.producerId, 0, true)).errorCode).toBe(ErrorCode.INVALID_TXN_STATE);
+    await coordinator.addPartitions('tx', p.producerId, 0, [{ topic: 'orders', partition: 0 }], false);
+    expect(await coordinator.endTxn('tx', p.producerId, 0, true)).toEqual({ errorCode: ErrorCode.NONE, producerId: p.producerId, producerEpoch: 0 });
+    expect((await coordinator.endTxn('tx', p.producerId, 0, true)).errorCode).toBe(ErrorCode.NONE);
+    expect((await coordinator.endTxn('tx', p.producerId, 0, false)).errorCode).toBe(ErrorCode.INVALID_TXN_STATE);
+    expect(markers.written).toHaveLength(1);
+    expect(markers.written[0]).toMatchObject({ partition: 0, commit: true });
+
+    await coordinator.addPartitions('tx', p.producerId, 0, [{ topic: 'orders', partition: 0 }], false);
+    expect((await coordinator.endTxn('tx', p.producerId, 0, false)).errorCode).toBe(ErrorCode.NONE);
+    expect((await coordinator.endTxn('tx', p.producerId, 0, false)).errorCode).toBe(ErrorCode.NONE);
+    expect((await coordinator.endTxn('tx', p.producerId, 0, true)).errorCode).toBe(ErrorCode.INVALID_TXN_STATE);
+
+    expect((await coordinator.endTxn('nobody', p.producerId, 0, true)).errorCode).toBe(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+    expect((await coordinator.endTxn('tx', p.producerId + 1n, 0, true)).errorCode).toBe(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+  });
+
+  it('AddPartitionsToTxn: an unknown topic or partition adds none, the others OPERATION_NOT_ATTEMPTED; verifyOnly answers membership', async () => {
+    const { coordinator, orders } = await setup();
+    const p = await coordinator.initProducerId('tx', 60_000, -1n, -1);
+    expect(await coordinator.addPartitions('tx', p.producerId, 0, [{ topic: 'orders', partition: 0 }, { topic: 'missing', partition: 0 }, { topic: 'orders', partition: 3 }], false))
+      .toEqual([ErrorCode.OPERATION_NOT_ATTEMPTED, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]);
+    expect(coordinator.describe('tx')!.state).toBe('Empty');
+    expect(coordinator.verifyProduce(p.producerId, 0, orders.topicId, 0)).toBe(ErrorCode.INVALID_TXN_STATE);
+
+    await coordinator.addPartitions('tx', p.producerId, 0, [{ topic: 'orders', partition: 0 }], false);
+    expect(await coordinator.addPartitions('tx', p.producerId, 0, [{ topic: 'orders', partition: 0 }, { topic: 'orders', partition: 1 }], true)).toEqual([ErrorCode.NONE, ErrorCode.INVALID_TXN_STATE]);
+    expect(coordinator.verifyProduce(p.producerId, 0, orders.topicId, 0)).toBe(ErrorCode.NONE);
+    expect(coordinator.verifyProduce(p.producerId, 0, orders.topicId, 1)).toBe(ErrorCode.INVALID_TXN_STATE);
+    expect(coordinator.verifyProduce(p.producerId, 1, orders.topicId, 0)).toBe(ErrorCode.INVALID_TXN_STATE);
+    expect(coordinator.verifyProduce(999n, 0, orders.topicId, 0)).toBe(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+  });
+
+  it('TxnOffsetCommit: offsets are staged (pending for OffsetFetch) and become the group\'s committed offsets at the commit', async () => {
+    const { coordinator, db } = await setup();
+    const p = await coordinator.initProducerId('tx', 60_000, -1n, -1);
+    expect(coordinator.verifyOffsetCommit('', p.producerId, 0, 'g')).toBe(ErrorCode.INVALID_REQUEST);
+    expect(coordinator.verifyOffsetCommit('tx', p.producerId, 0, 'g')).toBe(ErrorCode.TRANSACTION_ABORTABLE);
+    const staged = { groupId: 'g', topic: 'orders', partition: 1, committedOffset: 10n, leaderEpoch: -1, metadata: null };
+    expect(await coordinator.commitOffsets('tx', p.producerId, 0, [staged])).toBe(ErrorCode.INVALID_TXN_STATE);
+
+    expect(await coordinator.addOffsets('tx', p.producerId, 0, 'g')).toBe(ErrorCode.NONE);
+    expect(coordinator.verifyOffsetCommit('tx', p.producerId, 0, 'g')).toBe(ErrorCode.NONE);
+    expect(coordinator.verifyOffsetCommit('tx', p.producerId, 1, 'g')).toBe(ErrorCode.PRODUCER_FENCED);
+    expect(await coordinator.commitOffsets('tx', p.producerId, 0, [staged])).toBe(ErrorCode.NONE);
+    expect([...coordinator.pendingOffsets('g')]).toEqual(['orders\u00001']);
+    expect(db.committedOffsets.size).toBe(0);
+
+    expect((await coordinator.endTxn('tx', p.producerId, 0, true)).errorCode).toBe(ErrorCode.NONE);
+    expect(coordinator.pendingOffsets('g').size).toBe(0);
+    expect([...db.committedOffsets.values()]).toEqual([expect.objectContaining({ groupId: 'g', topic: 'orders', partition: 1, committedOffset: 10n })]);
+  });
+
+  it('forgets a transactional id idle for longer than transactional.id.expiration.ms; it then starts over with a new producer id', async () => {
+    const { coordinator, store, advance } = await setup({ transactionalIdExpirationMs: 10_000 });
+    const first = await coordinator.initProducerId('tx', 60_000, -1n, -1);
+    await advance(10_000);
+    expect(coordinator.describe('tx')).toBeDefined();
+    await advance(2000);
+    expect(coordinator.describe('tx')).toBeUndefined();
+    expect((await store.loadAll()).transactions).toEqual([]);
+    const again = await coordinator.initProducerId('tx', 60_000, -1n, -1);
+    expect(again).toMatchObject({ errorCode: ErrorCode.NONE, producerEpoch: 0 });
+    expect(again.producerId).not.toBe(first.producerId);
+  });
+
+  it('an open transaction is not expired, however long it stays idle, until its timeout aborts it', async () => {
+    const { coordinator, advance } = await setup({ transactionalIdExpirationMs: 1000 });
+    const p = await coordinator.initProducerId('tx', 5000, -1n, -1);
+    await coordinator.addPartitions('tx', p.producerId, 0, [{ topic: 'orders', partition: 0 }], false);
+    await advance(4000);
+    expect(coordinator.describe('tx')!.state).toBe('Ongoing');
+    await advance(2000);
+    expect(coordinator.describe('tx')!.state).toBe('CompleteAbort');
+  });
+
+  it('a restart finds open transactions as they were, and completes one left in PrepareCommit', async () => {
+    const clock = new FakeClock();
+    const db = new MemoryDatabase(clock);
+    const before = await setup({ db, clock });
+    const open = await before.coordinator.initProducerId('open', 60_000, -1n, -1);
+    await before.coordinator.addPartitions('open', open.producerId, 0, [{ topic: 'orders', partition: 0 }], false);
+    await before.store.save({
+      transactionalId: 'prepared', producerId: 77n, producerEpoch: 3, lastProducerEpoch: 2, timeoutMs: 60_000, state: 'PrepareCommit',
+      startTime: new Date(clock.now()), partitions: [{ topicId: before.orders.topicId, topic: 'orders', partition: 2 }], groups: [],
+    });
+    before.coordinator.shutdown();
+
+    const after = await setup({ db, clock });
+    expect(after.coordinator.describe('open')).toMatchObject({ state: 'Ongoing', producerId: open.producerId });
+    expect(after.coordinator.verifyProduce(open.producerId, 0, before.orders.topicId, 0)).toBe(ErrorCode.NONE);
+    expect(after.coordinator.describe('prepared')!.state).toBe('CompleteCommit');
+    expect(after.markers.written).toEqual([expect.objectContaining({ partition: 2, commit: true, producerId: 77n, producerEpoch: 3 })]);
+    expect((await after.coordinator.endTxn('open', open.producerId, 0, false)).errorCode).toBe(ErrorCode.NONE);
+  });
+
+  it('a marker the log cannot take fails EndTxn and leaves the transaction prepared, refusing new work; the timeout check completes it later', async () => {
+    const { coordinator, markers, advance } = await setup();
+    const p = await coordinator.initProducerId('tx', 60_000, -1n, -1);
+    await coordinator.addPartitions('tx', p.producerId, 0, [{ topic: 'orders', partition: 0 }], false);
+    markers.failWith = new Error('storage down');
+    await expect(coordinator.endTxn('tx', p.producerId, 0, true)).rejects.toThrow('storage down');
+    expect(coordinator.describe('tx')!.state).toBe('PrepareCommit');
+    expect(await coordinator.addPartitions('tx', p.producerId, 0, [{ topic: 'orders', partition: 1 }], false)).toEqual([ErrorCode.CONCURRENT_TRANSACTIONS]);
+    await advance(CHECK_MS);
+    expect(coordinator.describe('tx')!.state).toBe('PrepareCommit');
+    markers.failWith = null;
+    await advance(CHECK_MS);
+    expect(coordinator.describe('tx')!.state).toBe('CompleteCommit');
+    expect(markers.written).toEqual([expect.objectContaining({ partition: 0, commit: true })]);
+    expect((await coordinator.endTxn('tx', p.producerId, 0, true)).errorCode).toBe(ErrorCode.NONE);
+  });
+});

@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import type { PendingTxnOffset, StoredTransaction } from '../../../src/coordinator/transaction-storage.js';
+import type { HarnessRef } from './harness.js';
+
+const txn = (over: Partial<StoredTransaction> = {}): StoredTransaction => ({
+  transactionalId: 'tx-a',
+  producerId: 4_000_000_000n,
+  producerEpoch: 3,
+  lastProducerEpoch: 2,
+  timeoutMs: 60_000,
+  state: 'Ongoing',
+  startTime: new Date(1_700_000_000_123),
+  partitions: [{ topicId: '6a0b4a7c-8d3c-4f61-9e55-2f8f3e0c9a11', topic: 'orders', partition: 2 }],
+  groups: ['billing'],
+  ...over,
+});
+
+const offset = (over: Partial<PendingTxnOffset> = {}): PendingTxnOffset => ({
+  groupId: 'billing',
+  topic: 'orders',
+  partition: 0,
+  committedOffset: 42n,
+  leaderEpoch: 5,
+  metadata: 'm',
+  ...over,
+});
+
+const withoutUpdatedAt = ({ updatedAt: _u, ...t }: StoredTransaction) => t;
+
+export function transactionStorageContract(h: HarnessRef): void {
+  describe('TransactionStorage', () => {
+    it('keeps every field of a saved transaction, and a second save replaces the first', async () => {
+      const store = h().transactions;
+      await store.save(txn());
+      const [loaded] = (await store.loadAll()).transactions;
+      expect(withoutUpdatedAt(loaded!)).toEqual(txn());
+      expect(loaded!.updatedAt).toBeInstanceOf(Date);
+
+      await store.save(txn({ state: 'Empty', startTime: null, partitions: [], groups: [], producerEpoch: 4, lastProducerEpoch: 3 }));
+      const { transactions } = await store.loadAll();
+      expect(transactions.map(withoutUpdatedAt)).toEqual([txn({ state: 'Empty', startTime: null, partitions: [], groups: [], producerEpoch: 4, lastProducerEpoch: 3 })]);
+    });
+
+    it('loads transactional ids in byte order', async () => {
+      const store = h().transactions;
+      for (const id of ['b', 'a', 'B', 'é', 'z']) await store.save(txn({ transactionalId: id }));
+      expect((await store.loadAll()).transactions.map((t) => t.transactionalId)).toEqual(['B', 'a', 'b', 'z', 'é']);
+    });
+
+    it('does not keep a later change of the object it was given', async () => {
+      const store = h().transactions;
+      const t = txn();
+      await store.save(t);
+      t.partitions.push({ topicId: t.partitions[0]!.topicId, topic: 'orders', partition: 3 });
+      t.groups.push('other');
+      const [loaded] = (await store.loadAll()).transactions;
+      expect(loaded!.partitions).toHaveLength(1);
+      expect(loaded!.groups).toEqual(['billing']);
+    });
+
+    it('stages offsets per transactional id; a later stage of the same partition replaces it', async () => {
+      const store = h().transactions;
+      await store.save(txn());
+      await store.stageOffsets('tx-a', [offset(), offset({ partition: 1, metadata: null })]);
+      await store.stageOffsets('tx-a', [offset({ committedOffset: 43n, metadata: 'nul\u0000inside' })]);
+      await store.stageOffsets('tx-a', []);
+      const staged = (await store.loadAll()).offsets.get('tx-a')!;
+      const byPartition = [...staged].sort((a, b) => a.partition - b.partition);
+      expect(byPartition).toEqual([offset({ committedOffset: 43n, metadata: 'nul\u0000inside' }), offset({ partition: 1, metadata: null })]);
+      expect((await store.loadAll()).offsets.has('tx-b')).toBe(false);
+    });
+
+    it('a commit makes the staged offsets the group\'s committed offsets, replacing older ones, and records the final state', async () => {
+      const { transactions: store, committedOffsets, commitOffset } = h();
+      await commitOffset({ groupId: 'billing', topic: 'orders', partition: 0, committedOffset: 7n, leaderEpoch: 1, metadata: 'old' });
+      await store.save(txn());
+      await store.stageOffsets('tx-a', [offset(), offset({ groupId: 'audit', partition: 4 })]);
+      await store.complete(txn({ state: 'CompleteCommit', partitions: [], groups: [] }), true);
+
+      expect(await committedOffsets('billing')).toEqual([{ groupId: 'billing', topic: 'orders', partition: 0, committedOffset: 42n, leaderEpoch: 5, metadata: 'm' }]);
+      expect(await committedOffsets('audit')).toEqual([{ groupId: 'audit', topic: 'orders', partition: 4, committedOffset: 42n, leaderEpoch: 5, metadata: 'm' }]);
+      const loaded = await store.loadAll();
+      expect(loaded.offsets.has('tx-a')).toBe(false);
+      expect(loaded.transactions.map((t) => t.state)).toEqual(['CompleteCommit']);
+    });
+
+    it('an abort drops the staged offsets and leaves the committed ones', async () => {
+      const { transactions: store, committedOffsets, commitOffset } = h();
+      await commitOffset({ groupId: 'billing', topic: 'orders', partition: 0, committedOffset: 7n, leaderEpoch: 1, metadata: null });
+      await store.save(txn());
+      await store.stageOffsets('tx-a', [offset()]);
+      await store.complete(txn({ state: 'CompleteAbort', partitions: [], groups: [] }), false);
+      expect(await committedOffsets('billing')).toEqual([{ groupId: 'billing', topic: 'orders', partition: 0, committedOffset: 7n, leaderEpoch: 1, metadata: null }]);
+      const loaded = await store.loadAll();
+      expect(loaded.offsets.has('tx-a')).toBe(false);
+      expect(loaded.transactions.map((t) => t.state)).toEqual(['CompleteAbort']);
+    });
+
+    it('expires only an idle transactional id', async () => {
+      const store = h().transactions;
+      const states = ['Empty', 'Ongoing', 'PrepareCommit', 'PrepareAbort', 'CompleteCommit', 'CompleteAbort'];
+      for (const state of states) await store.save(txn({ transactionalId: state, state }));
+      const expired = [];
+      for (const state of states) if (await store.expire(state)) expired.push(state);
+      expect(expired).toEqual(['Empty', 'CompleteCommit', 'CompleteAbort']);
+      expect(await store.expire('unknown')).toBe(false);
+      expect((await store.loadAll()).transactions.map((t) => t.state)).toEqual(['Ongoing', 'PrepareAbort', 'PrepareCommit']);
+    });
+
+    it('refuses a transactional id holding NUL, storing nothing', async () => {
+      const store = h().transactions;
+      await expect(store.save(txn({ transactionalId: 'a\u0000b' }))).rejects.toThrow();
+      expect((await store.loadAll()).transactions).toEqual([]);
+    });
+  });
+
+  describe('ProducerIdStorage', () => {
+    it('never hands out a producer id twice, even to concurrent callers', async () => {
+      const ids = h().producerIds;
+      const first = await ids.allocateProducerId();
+      const many = await Promise.all(Array.from({ length: 20 }, () => ids.allocateProducerId()));
+      const all = [first, ...many];
+      expect(new Set(all).size).toBe(all.length);
+      for (const id of many) expect(id).toBeGreaterThan(first);
+      expect(first).toBeGreaterThanOrEqual(0n);
+    });
+  });
+}
