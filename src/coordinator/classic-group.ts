@@ -1,12 +1,15 @@
 // One consumer group under the classic protocol, as Kafka's coordinator runs
 // it: Empty → PreparingRebalance → CompletingRebalance → Stable (and Dead).
-// All of a group's state and timers live here; every event is applied
-// synchronously to that state, so no two events interleave.
+// This file is how it rebalances (JoinGroup, SyncGroup, Heartbeat,
+// LeaveGroup and their timers); what the group is, and what it answers as a
+// Group, is classic-group-metadata.ts. All of a group's state and timers live
+// in the one object; every event is applied synchronously to that state, so
+// no two events interleave.
 import { randomUUID } from 'node:crypto';
 import type { Clock, Timer } from '../clock.js';
 import { ClassicGroupMetadata } from './classic-group-metadata.js';
 import type { Group } from './group.js';
-import { protocolInconsistent, protocolMetadata, sameProtocols, selectProtocol, supportsProtocols } from './group-protocols.js';
+import { protocolInconsistent, sameProtocols, selectProtocol, supportsProtocols } from './group-protocols.js';
 import {
   ErrorCode,
   joinError,
