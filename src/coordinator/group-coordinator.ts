@@ -290,15 +290,18 @@ export class GroupCoordinator implements SlotOwner {
     );
   }
 
-  /** OffsetDelete: refused per partition while the group is subscribed to the topic. */
+  /** OffsetDelete: refused for the group as its type decides, and per partition while the group is subscribed to the topic. */
   async deleteOffsets(groupId: string, partitions: { topic: string; partition: number }[]): Promise<{ errorCode: number; partitionErrors: number[] }> {
     const group = this.get(groupId);
     if (!group) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, partitionErrors: [] };
     const groupError = group.validateOffsetDelete();
     if (groupError !== ErrorCode.NONE) return { errorCode: groupError, partitionErrors: [] };
+    // Asked once per topic: a classic group reads every member's subscription to answer.
     const subscribed = new Map<string, boolean>();
-    const isSubscribed = (topic: string) => subscribed.get(topic) ?? subscribed.set(topic, group.isSubscribedToTopic(topic)).get(topic)!;
-    const partitionErrors = partitions.map((p) => (isSubscribed(p.topic) ? ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC : ErrorCode.NONE));
+    const partitionErrors = partitions.map((p) => {
+      if (!subscribed.has(p.topic)) subscribed.set(p.topic, group.isSubscribedToTopic(p.topic));
+      return subscribed.get(p.topic) ? ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC : ErrorCode.NONE;
+    });
     try {
       await this.store.deleteOffsets(groupId, partitions.filter((p, i) => partitionErrors[i] === ErrorCode.NONE && !p.topic.includes('\0')), this.lease(groupId));
     } catch (err) {
