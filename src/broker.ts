@@ -104,17 +104,30 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const brokerMetrics = config.metricsEnabled ? createBrokerMetrics() : null;
   if (brokerMetrics) logs.commitObserver = brokerMetrics.observeCommit;
 
-  const groups = new GroupCoordinator(new GroupStore(pool), topics, {
-    initialRebalanceDelayMs: config.groupInitialRebalanceDelayMs,
-    maxSize: config.groupMaxSize,
-    minSessionTimeoutMs: config.groupMinSessionTimeoutMs,
-    maxSessionTimeoutMs: config.groupMaxSessionTimeoutMs,
-    offsetsRetentionMs: config.offsetsRetentionMinutes * 60_000,
-    offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
-    offsetMetadataMaxBytes: config.offsetMetadataMaxBytes,
-  }, log, instanceId);
+  const groups = new GroupCoordinator({
+    store: new GroupStore(pool),
+    topics,
+    settings: {
+      initialRebalanceDelayMs: config.groupInitialRebalanceDelayMs,
+      maxSize: config.groupMaxSize,
+      minSessionTimeoutMs: config.groupMinSessionTimeoutMs,
+      maxSessionTimeoutMs: config.groupMaxSessionTimeoutMs,
+      offsetsRetentionMs: config.offsetsRetentionMinutes * 60_000,
+      offsetsRetentionCheckIntervalMs: config.offsetsRetentionCheckIntervalMs,
+      offsetMetadataMaxBytes: config.offsetMetadataMaxBytes,
+    },
+    log,
+    instanceId,
+  });
   const coordinatorStore = new CoordinatorStore(pool, channels.coordinators);
-  const coordination = new Coordination(coordinatorStore, config.nodeId, instanceId, COORDINATOR_LEASE_MS, BROKER_LIVENESS_MS, log);
+  const coordination = new Coordination({
+    store: coordinatorStore,
+    nodeId: config.nodeId,
+    instanceId,
+    leaseMs: COORDINATOR_LEASE_MS,
+    livenessMs: BROKER_LIVENESS_MS,
+    log,
+  });
   coordination.addOwner(groups);
   const transactions = new TransactionCoordinator({
     store: new TransactionStore(pool),

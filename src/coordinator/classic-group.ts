@@ -1,16 +1,20 @@
 // One consumer group under the classic protocol, as Kafka's coordinator runs
 // it: Empty → PreparingRebalance → CompletingRebalance → Stable (and Dead).
-// All of a group's state and timers live here; every event is applied
-// synchronously to that state, so no two events interleave.
+// This file is how it rebalances (JoinGroup, SyncGroup, Heartbeat,
+// LeaveGroup and their timers); what the group is, and what it answers as a
+// Group, is classic-group-metadata.ts. All of a group's state and timers live
+// in the one object; every event is applied synchronously to that state, so
+// no two events interleave.
 import { randomUUID } from 'node:crypto';
 import type { Clock, Timer } from '../clock.js';
-import { protocolInconsistent, protocolMetadata, sameProtocols, selectProtocol, supportsProtocols } from './group-protocols.js';
+import { ClassicGroupMetadata } from './classic-group-metadata.js';
+import type { Group } from './group.js';
+import { protocolInconsistent, sameProtocols, selectProtocol, supportsProtocols } from './group-protocols.js';
 import {
   ErrorCode,
   joinError,
   syncError,
   UNKNOWN_MEMBER_ID,
-  type GroupState,
   type JoinRequest,
   type JoinResult,
   type Member,
@@ -30,7 +34,15 @@ export interface GroupLog {
 }
 
 /** Persists the group as it is now; the group awaits it where Kafka does (sync completion). */
-export type PersistGroup = (group: ClassicGroup) => Promise<void>;
+export type PersistGroup = (group: Group) => Promise<void>;
+
+export interface ClassicGroupOptions {
+  groupId: string;
+  clock: Clock;
+  settings: GroupSettings;
+  persist: PersistGroup;
+  log?: GroupLog;
+}
 
 const EMPTY = Buffer.alloc(0);
 
@@ -41,15 +53,7 @@ const EMPTY = Buffer.alloc(0);
  */
 export const NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000;
 
-export class ClassicGroup {
-  state: GroupState = 'Empty';
-  stateSince: number;
-  generationId = 0;
-  protocolType: string | null = null;
-  protocolName: string | null = null;
-  leaderId: string | null = null;
-  readonly members = new Map<string, Member>();
-  private readonly staticMembers = new Map<string, string>();
+export class ClassicGroup extends ClassicGroupMetadata {
   private readonly pendingMembers = new Map<string, Timer>();
   private rebalanceTimer: Timer | null = null;
   /** This join phase started from Empty (Kafka: previous state Empty): only the initial delay ends it. */
@@ -59,48 +63,15 @@ export class ClassicGroup {
   private syncTimer: Timer | null = null;
   /** Members of this generation that have not sent SyncGroup yet (Kafka's pending sync members). */
   private readonly pendingSyncMembers = new Set<string>();
+  private readonly settings: GroupSettings;
+  private readonly persist: PersistGroup;
+  private readonly log: GroupLog;
 
-  constructor(
-    readonly groupId: string,
-    private readonly clock: Clock,
-    private readonly settings: GroupSettings,
-    private readonly persist: PersistGroup,
-    private readonly log: GroupLog = { info: () => {} },
-  ) {
-    this.stateSince = clock.now();
-  }
-
-  // ---- queries -----------------------------------------------------------
-
-  isLeader(memberId: string): boolean {
-    return this.leaderId === memberId;
-  }
-
-  /** Member id of the static member with this instance id. */
-  staticMemberId(groupInstanceId: string): string | undefined {
-    return this.staticMembers.get(groupInstanceId);
-  }
-
-  private setState(state: GroupState): void {
-    this.state = state;
-    this.stateSince = this.clock.now();
-  }
-
-  /** Kafka's validateMember: the error for an unknown or fenced member, or NONE. */
-  validateMember(memberId: string, groupInstanceId: string | null): number {
-    if (groupInstanceId !== null) {
-      const existing = this.staticMembers.get(groupInstanceId);
-      if (existing === undefined) return ErrorCode.UNKNOWN_MEMBER_ID;
-      if (existing !== memberId) return ErrorCode.FENCED_INSTANCE_ID;
-      return ErrorCode.NONE;
-    }
-    return this.members.has(memberId) ? ErrorCode.NONE : ErrorCode.UNKNOWN_MEMBER_ID;
-  }
-
-  private maxRebalanceTimeoutMs(): number {
-    let max = 0;
-    for (const m of this.members.values()) max = Math.max(max, m.rebalanceTimeoutMs);
-    return max;
+  constructor(options: ClassicGroupOptions) {
+    super(options.groupId, options.clock);
+    this.settings = options.settings;
+    this.persist = options.persist;
+    this.log = options.log ?? { info: () => {} };
   }
 
   // ---- JoinGroup ---------------------------------------------------------
@@ -154,41 +125,8 @@ export class ClassicGroup {
     }
   }
 
-  private joinResponse(member: Member, errorCode: number): JoinResult {
-    const isLeader = this.isLeader(member.memberId);
-    return {
-      errorCode,
-      generationId: this.generationId,
-      protocolType: this.protocolType,
-      protocolName: this.protocolName,
-      leader: this.leaderId ?? '',
-      memberId: member.memberId,
-      skipAssignment: false,
-      members: isLeader
-        ? [...this.members.values()].map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, metadata: protocolMetadata(m, this.protocolName) }))
-        : [],
-    };
-  }
-
   private addMemberAndRebalance(memberId: string, req: JoinRequest): Promise<JoinResult> {
-    const member: Member = {
-      memberId,
-      groupInstanceId: req.groupInstanceId,
-      clientId: req.clientId,
-      clientHost: req.clientHost,
-      sessionTimeoutMs: req.sessionTimeoutMs,
-      rebalanceTimeoutMs: req.rebalanceTimeoutMs,
-      protocols: req.protocols,
-      assignment: EMPTY,
-      awaitingJoin: null,
-      awaitingSync: null,
-      isNew: true,
-      heartbeatTimer: null,
-    };
-    if (this.members.size === 0) this.protocolType = req.protocolType;
-    this.members.set(memberId, member);
-    if (req.groupInstanceId !== null) this.staticMembers.set(req.groupInstanceId, memberId);
-    if (this.leaderId === null) this.leaderId = memberId;
+    const member = this.addMember(memberId, req);
     const result = new Promise<JoinResult>((resolve) => (member.awaitingJoin = resolve));
     this.scheduleHeartbeat(member, NEW_MEMBER_JOIN_TIMEOUT_MS);
     if (this.state === 'PreparingRebalance') {
@@ -258,7 +196,7 @@ export class ClassicGroup {
       }
     }
     const wasEmpty = this.state === 'Empty';
-    this.setState('PreparingRebalance');
+    this.transitionTo('PreparingRebalance');
     this.rebalanceTimer?.cancel();
     this.newMemberAdded = false;
     const delayMs = this.settings.initialRebalanceDelayMs;
@@ -320,12 +258,12 @@ export class ClassicGroup {
     if (this.members.size === 0) {
       this.protocolName = null;
       this.leaderId = null;
-      this.setState('Empty');
+      this.transitionTo('Empty');
       void this.persist(this).catch(() => {});
       return;
     }
     this.protocolName = selectProtocol([...this.members.values()]);
-    this.setState('CompletingRebalance');
+    this.transitionTo('CompletingRebalance');
     this.log.info({ group: this.groupId, generation: this.generationId, protocol: this.protocolName, members: this.members.size }, 'generation started');
     for (const m of this.members.values()) {
       m.isNew = false;
@@ -348,18 +286,6 @@ export class ClassicGroup {
       }
       this.prepareRebalance('members failed to sync');
     }, this.maxRebalanceTimeoutMs());
-  }
-
-  /** Kafka's maybeElectNewJoinedLeader: a leader that did not rejoin gives way to one that did; false if nobody rejoined. */
-  private electJoinedLeader(): boolean {
-    if (this.leaderId !== null && this.members.get(this.leaderId)?.awaitingJoin) return true;
-    for (const m of this.members.values()) {
-      if (m.awaitingJoin) {
-        this.leaderId = m.memberId;
-        return true;
-      }
-    }
-    return false;
   }
 
   /** A member sent SyncGroup for this generation; once all have, the sync deadline goes. */
@@ -402,10 +328,6 @@ export class ClassicGroup {
     }
   }
 
-  private syncResponse(member: Member): SyncResult {
-    return { errorCode: ErrorCode.NONE, protocolType: this.protocolType, protocolName: this.protocolName, assignment: member.assignment };
-  }
-
   /** The leader's assignment arrived: store the group, then hand every member its share. */
   private async completeSync(assignments: { memberId: string; assignment: Buffer }[]): Promise<void> {
     const generation = this.generationId;
@@ -422,7 +344,7 @@ export class ClassicGroup {
       this.prepareRebalance('storing the group failed');
       return;
     }
-    this.setState('Stable');
+    this.transitionTo('Stable');
     for (const m of this.members.values()) this.answerSync(m, this.syncResponse(m));
   }
 
@@ -485,12 +407,8 @@ export class ClassicGroup {
     // Kafka answers a removed member's parked join without a member id: the client starts over.
     member.awaitingJoin?.(joinError(ErrorCode.UNKNOWN_MEMBER_ID));
     member.awaitingSync?.(syncError(ErrorCode.UNKNOWN_MEMBER_ID));
-    this.members.delete(member.memberId);
+    this.forgetMember(member);
     this.pendingSyncMembers.delete(member.memberId);
-    if (member.groupInstanceId !== null && this.staticMembers.get(member.groupInstanceId) === member.memberId) {
-      this.staticMembers.delete(member.groupInstanceId);
-    }
-    if (this.leaderId === member.memberId) this.leaderId = this.members.keys().next().value ?? null;
   }
 
   private afterMembershipChange(reason: string): void {
@@ -507,7 +425,7 @@ export class ClassicGroup {
     }
   }
 
-  private scheduleHeartbeat(member: Member, timeoutMs = member.sessionTimeoutMs): void {
+  protected scheduleHeartbeat(member: Member, timeoutMs = member.sessionTimeoutMs): void {
     member.heartbeatTimer?.cancel();
     member.heartbeatTimer = this.clock.setTimeout(() => this.onSessionExpired(member), timeoutMs);
   }
@@ -541,47 +459,9 @@ export class ClassicGroup {
 
   // ---- offsets, restore, deletion ----------------------------------------
 
-  /** Kafka's validateOffsetCommit: may this member commit with this generation now? */
-  validateOffsetCommit(memberId: string, groupInstanceId: string | null, generationId: number): number {
-    if (this.state === 'Dead') return ErrorCode.COORDINATOR_NOT_AVAILABLE;
-    if (generationId < 0 && this.state === 'Empty') return ErrorCode.NONE;
-    if (generationId >= 0 || memberId !== UNKNOWN_MEMBER_ID || groupInstanceId !== null) {
-      const error = this.validateMember(memberId, groupInstanceId);
-      if (error !== ErrorCode.NONE) return error;
-      if (generationId !== this.generationId) return ErrorCode.ILLEGAL_GENERATION;
-    } else if (this.state !== 'Empty') {
-      return ErrorCode.UNKNOWN_MEMBER_ID;
-    }
-    if (this.state === 'CompletingRebalance') return ErrorCode.REBALANCE_IN_PROGRESS;
-    const member = this.members.get(memberId);
-    if (member) this.scheduleHeartbeat(member);
-    return ErrorCode.NONE;
-  }
-
-  /** Restores the group as last stored: Stable with its members, whose sessions start now. */
-  restore(stored: {
-    protocolType: string | null;
-    protocolName: string | null;
-    generation: number;
-    leaderId: string | null;
-    members: Omit<Member, 'awaitingJoin' | 'awaitingSync' | 'isNew' | 'heartbeatTimer'>[];
-  }): void {
-    this.protocolType = stored.protocolType;
-    this.protocolName = stored.protocolName;
-    this.generationId = stored.generation;
-    this.leaderId = stored.leaderId;
-    for (const m of stored.members) {
-      const member: Member = { ...m, awaitingJoin: null, awaitingSync: null, isNew: false, heartbeatTimer: null };
-      this.members.set(m.memberId, member);
-      if (m.groupInstanceId !== null) this.staticMembers.set(m.groupInstanceId, m.memberId);
-      this.scheduleHeartbeat(member);
-    }
-    this.setState(this.members.size > 0 ? 'Stable' : 'Empty');
-  }
-
   /** DeleteGroups: only an empty group may go. */
   markDead(): void {
-    this.setState('Dead');
+    this.transitionTo('Dead');
     this.shutdown();
   }
 
@@ -592,7 +472,7 @@ export class ClassicGroup {
    * restores the group from its last stored state.
    */
   unload(): void {
-    this.setState('Dead');
+    this.transitionTo('Dead');
     this.shutdown();
     for (const m of this.members.values()) {
       m.awaitingJoin?.(joinError(ErrorCode.NOT_COORDINATOR, m.memberId));

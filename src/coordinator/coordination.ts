@@ -67,6 +67,20 @@ export interface SlotOwner {
   onLeaseLost?(report: (slot: number) => void): void;
 }
 
+export interface CoordinationOptions {
+  store: CoordinatorStore;
+  nodeId: number;
+  /** This broker process: the holder its leases name. */
+  instanceId: string;
+  /** How long a slot's lease lasts without renewal. */
+  leaseMs: number;
+  /** How long a broker's registration lasts without a heartbeat (the registry's liveness). */
+  livenessMs: number;
+  log: Logger;
+  /** Monotonic milliseconds (performance.now by default). */
+  now?: () => number;
+}
+
 export class Coordination {
   /** Slots served here, with the lease epoch their state was loaded under. */
   private readonly owned = new Map<number, bigint>();
@@ -82,16 +96,23 @@ export class Coordination {
   /** Runs a rebalance when another broker's lease lapses, so its slots are taken then rather than at the next heartbeat. */
   private expiryTimer: NodeJS.Timeout | null = null;
 
-  constructor(
-    private readonly store: CoordinatorStore,
-    readonly nodeId: number,
-    private readonly instanceId: string,
-    private readonly leaseMs: number,
-    /** How long a broker's registration lasts without a heartbeat (the registry's liveness). */
-    private readonly livenessMs: number,
-    private readonly log: Logger,
-    private readonly now: () => number = () => performance.now(),
-  ) {}
+  private readonly store: CoordinatorStore;
+  readonly nodeId: number;
+  private readonly instanceId: string;
+  private readonly leaseMs: number;
+  private readonly livenessMs: number;
+  private readonly log: Logger;
+  private readonly now: () => number;
+
+  constructor(options: CoordinationOptions) {
+    this.store = options.store;
+    this.nodeId = options.nodeId;
+    this.instanceId = options.instanceId;
+    this.leaseMs = options.leaseMs;
+    this.livenessMs = options.livenessMs;
+    this.log = options.log;
+    this.now = options.now ?? (() => performance.now());
+  }
 
   addOwner(owner: SlotOwner): void {
     this.owners.push(owner);

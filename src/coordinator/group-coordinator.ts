@@ -1,17 +1,20 @@
-// The group coordinator: owns the ClassicGroups of the coordinator slots this
-// broker holds (see coordination.ts), restores them from PostgreSQL when it
-// takes a slot, drops them when the slot moves on, and keeps committed offsets.
+// The group coordinator: owns the groups of the coordinator slots this broker
+// holds (see coordination.ts), restores them from PostgreSQL when it takes a
+// slot, drops them when the slot moves on, and keeps committed offsets. It
+// sees a group only through the Group interface (group.ts), except where a
+// classic-protocol API asks for a classic group.
 // Every write of group state is fenced by the slot's lease in the database;
 // a refused write means another broker holds the slot now, and the slot's
 // groups stop being served here at once.
 import type { Logger } from '../observability/logger.js';
 import { ErrorCode } from '../protocol/errors.js';
-import { LeaseLostError, type CoordinatorLease, type GroupStore, type OffsetToCommit, type StoredGroup } from '../storage/pg/group-store.js';
+import type { StoredGroup } from '../storage/pg/group-codec.js';
+import { LeaseLostError, type CoordinatorLease, type GroupStore, type OffsetToCommit } from '../storage/pg/group-store.js';
 import type { TopicManager } from '../log/topic-manager.js';
 import { ClassicGroup, type GroupSettings } from './classic-group.js';
 import { systemClock, type Clock, type Timer } from '../clock.js';
 import { slotOf, type SlotOwner } from './coordination.js';
-import type { GroupState } from './group-types.js';
+import type { Group, ListedGroup, OffsetCommitter } from './group.js';
 
 /** How long a group is left where it is after a rebalance completes, before its slot may be handed to another broker. */
 const SETTLE_MS = 5000;
@@ -49,29 +52,42 @@ export interface FetchedOffset {
   errorCode: number;
 }
 
-export interface GroupListing {
-  groupId: string;
-  protocolType: string;
-  state: GroupState;
+export interface GroupCoordinatorOptions {
+  store: GroupStore;
+  topics: TopicManager;
+  settings: CoordinatorSettings;
+  log: Logger;
+  /** This broker instance: its slot leases fence every write of group state. */
+  instanceId: string;
+  clock?: Clock;
 }
 
+/** A committer of OffsetCommit or TxnOffsetCommit, as the request names it. */
+export type Committer = Omit<OffsetCommitter, 'isTransactional'>;
+
 export class GroupCoordinator implements SlotOwner {
-  private readonly groups = new Map<string, ClassicGroup>();
+  private readonly groups = new Map<string, Group>();
   private expiryTimer: Timer | null = null;
   /** Writes of one group's metadata are applied in order. */
   private readonly persistChains = new Map<string, Promise<void>>();
   /** Tells the slot's keeper (Coordination) that a write under the slot's lease was refused. */
   private reportLeaseLost: (slot: number) => void = () => {};
 
-  constructor(
-    private readonly store: GroupStore,
-    private readonly topics: TopicManager,
-    readonly settings: CoordinatorSettings,
-    private readonly log: Logger,
-    /** This broker instance: its slot leases fence every write of group state. */
-    private readonly instanceId: string,
-    private readonly clock: Clock = systemClock,
-  ) {}
+  private readonly store: GroupStore;
+  private readonly topics: TopicManager;
+  readonly settings: CoordinatorSettings;
+  private readonly log: Logger;
+  private readonly instanceId: string;
+  private readonly clock: Clock;
+
+  constructor(options: GroupCoordinatorOptions) {
+    this.store = options.store;
+    this.topics = options.topics;
+    this.settings = options.settings;
+    this.log = options.log;
+    this.instanceId = options.instanceId;
+    this.clock = options.clock ?? systemClock;
+  }
 
   private lease(groupId: string): CoordinatorLease {
     return { slot: slotOf(groupId), instanceId: this.instanceId };
@@ -109,25 +125,9 @@ export class GroupCoordinator implements SlotOwner {
       if (!slots.has(slotOf(stored.groupId))) continue;
       this.groups.get(stored.groupId)?.unload();
       restored++;
-      const group = this.newGroup(stored.groupId);
-      group.restore({
-        protocolType: stored.protocolType,
-        protocolName: stored.protocolName,
-        generation: stored.generation,
-        leaderId: stored.leaderId,
-        members: stored.members.map((m) => ({
-          memberId: m.memberId,
-          groupInstanceId: m.groupInstanceId,
-          clientId: m.clientId,
-          clientHost: m.clientHost,
-          sessionTimeoutMs: m.sessionTimeoutMs,
-          rebalanceTimeoutMs: m.rebalanceTimeoutMs,
-          protocols: m.protocols.map((p) => ({ name: p.name, metadata: Buffer.from(p.metadata, 'base64') })),
-          assignment: Buffer.from(m.assignment, 'base64'),
-        })),
-      });
+      this.restoreGroup(stored);
     }
-    for (const groupId of await this.store.offsetOnlyGroupIds()) if (slots.has(slotOf(groupId)) && !this.groups.has(groupId)) this.newGroup(groupId);
+    for (const groupId of await this.store.offsetOnlyGroupIds()) if (slots.has(slotOf(groupId)) && !this.groups.has(groupId)) this.newClassicGroup(groupId);
     if (restored > 0) this.log.info({ groups: restored }, 'restored consumer groups');
     if (!this.expiryTimer) this.scheduleExpiry();
   }
@@ -150,48 +150,46 @@ export class GroupCoordinator implements SlotOwner {
    */
   rebalancing(slot: number): boolean {
     const settled = this.clock.now() - SETTLE_MS;
-    for (const g of this.groups.values()) {
-      if (slotOf(g.groupId) !== slot) continue;
-      if (g.state === 'PreparingRebalance' || g.state === 'CompletingRebalance' || (g.state === 'Stable' && g.stateSince > settled)) return true;
-    }
+    for (const g of this.groups.values()) if (slotOf(g.groupId) === slot && g.isRebalancing(settled)) return true;
     return false;
   }
 
-  private newGroup(groupId: string): ClassicGroup {
-    const group = new ClassicGroup(groupId, this.clock, this.settings, (g) => this.persist(g), this.log);
+  /** A group as last stored, by its type. */
+  private restoreGroup(stored: StoredGroup): Group {
+    switch (stored.type) {
+      case 'classic': {
+        const group = this.newClassicGroup(stored.groupId);
+        group.restore(stored);
+        return group;
+      }
+    }
+  }
+
+  private newClassicGroup(groupId: string): ClassicGroup {
+    const group = new ClassicGroup({ groupId, clock: this.clock, settings: this.settings, persist: (g) => this.persist(g), log: this.log });
     this.groups.set(groupId, group);
     return group;
   }
 
-  get(groupId: string): ClassicGroup | undefined {
+  /** The group this broker serves under the id (none once deleted or unloaded). */
+  get(groupId: string): Group | undefined {
     const group = this.groups.get(groupId);
-    return group && group.state !== 'Dead' ? group : undefined;
+    return group && !group.isDead() ? group : undefined;
   }
 
-  getOrCreate(groupId: string): ClassicGroup {
-    return this.get(groupId) ?? this.newGroup(groupId);
+  /** The group, if it is a classic group: what JoinGroup, SyncGroup, Heartbeat and LeaveGroup act on. */
+  classicGroup(groupId: string): ClassicGroup | undefined {
+    const group = this.get(groupId);
+    return group instanceof ClassicGroup ? group : undefined;
   }
 
-  private persist(group: ClassicGroup): Promise<void> {
-    const snapshot: StoredGroup = {
-      groupId: group.groupId,
-      protocolType: group.protocolType,
-      protocolName: group.protocolName,
-      generation: group.generationId,
-      leaderId: group.leaderId,
-      state: group.state === 'Stable' || group.state === 'Empty' ? group.state : 'Stable',
-      stateSince: new Date(group.stateSince),
-      members: [...group.members.values()].map((m) => ({
-        memberId: m.memberId,
-        groupInstanceId: m.groupInstanceId,
-        clientId: m.clientId,
-        clientHost: m.clientHost,
-        sessionTimeoutMs: m.sessionTimeoutMs,
-        rebalanceTimeoutMs: m.rebalanceTimeoutMs,
-        protocols: m.protocols.map((p) => ({ name: p.name, metadata: p.metadata.toString('base64') })),
-        assignment: m.assignment.toString('base64'),
-      })),
-    };
+  /** JoinGroup: the classic group, created Empty if the id is unknown. */
+  getOrCreateClassicGroup(groupId: string): ClassicGroup {
+    return this.classicGroup(groupId) ?? this.newClassicGroup(groupId);
+  }
+
+  private persist(group: Group): Promise<void> {
+    const snapshot = group.toStored();
     const lease = this.lease(group.groupId);
     const previous = this.persistChains.get(group.groupId) ?? Promise.resolve();
     const next = previous
@@ -221,14 +219,14 @@ export class GroupCoordinator implements SlotOwner {
   // ---- offsets -----------------------------------------------------------
 
   /** OffsetCommit: validates membership, then stores every valid partition's offset. One error per partition, in order. */
-  async commitOffsets(groupId: string, memberId: string, groupInstanceId: string | null, generationId: number, partitions: CommitPartition[]): Promise<number[]> {
+  async commitOffsets(groupId: string, committer: Committer, partitions: CommitPartition[]): Promise<number[]> {
     let group = this.get(groupId);
     if (!group) {
       // Offsets-only use (standalone consumers, admin tools) creates an Empty group; a generation needs a real one.
-      if (generationId >= 0) return partitions.map(() => ErrorCode.ILLEGAL_GENERATION);
-      group = this.newGroup(groupId);
+      if (committer.generationIdOrMemberEpoch >= 0) return partitions.map(() => ErrorCode.ILLEGAL_GENERATION);
+      group = this.newClassicGroup(groupId);
     }
-    const groupError = group.validateOffsetCommit(memberId, groupInstanceId, generationId);
+    const groupError = group.validateOffsetCommit({ ...committer, isTransactional: false });
     if (groupError !== ErrorCode.NONE) return partitions.map(() => groupError);
     const errors: number[] = [];
     // A partition named twice: the last entry wins, as on Kafka.
@@ -260,16 +258,20 @@ export class GroupCoordinator implements SlotOwner {
    * generation (KIP-447) must match the group's; one without either is
    * accepted, as Kafka accepts it from older producers.
    */
-  validateTxnOffsetCommit(groupId: string, memberId: string, groupInstanceId: string | null, generationId: number): number {
-    if (generationId < 0 && memberId === '' && groupInstanceId === null) return ErrorCode.NONE;
+  validateTxnOffsetCommit(groupId: string, committer: Committer): number {
     const group = this.get(groupId);
-    if (!group) return generationId >= 0 ? ErrorCode.ILLEGAL_GENERATION : ErrorCode.NONE;
-    return group.validateOffsetCommit(memberId, groupInstanceId, generationId);
+    if (!group) return committer.generationIdOrMemberEpoch >= 0 ? ErrorCode.ILLEGAL_GENERATION : ErrorCode.NONE;
+    return group.validateOffsetCommit({ ...committer, isTransactional: true });
   }
 
   /** Offsets committed by a transaction make the group known, as an OffsetCommit does. */
   noteOffsetsGroup(groupId: string): void {
-    if (!this.get(groupId)) this.newGroup(groupId);
+    if (!this.get(groupId)) this.newClassicGroup(groupId);
+  }
+
+  /** OffsetFetch's group check (member id and epoch from v9, for groups that have them): NONE for a group this broker does not know. */
+  validateOffsetFetch(groupId: string, memberId: string | null, memberEpoch: number): number {
+    return this.get(groupId)?.validateOffsetFetch(memberId, memberEpoch) ?? ErrorCode.NONE;
   }
 
   /** OffsetFetch: committed offsets of the named partitions, or of every partition the group has committed (topics = null). */
@@ -288,12 +290,18 @@ export class GroupCoordinator implements SlotOwner {
     );
   }
 
-  /** OffsetDelete: refused per partition while the group is subscribed to the topic. */
-  async deleteOffsets(groupId: string, partitions: { topic: string; partition: number }[], subscribedTopics: (group: ClassicGroup) => Set<string>): Promise<{ errorCode: number; partitionErrors: number[] }> {
+  /** OffsetDelete: refused for the group as its type decides, and per partition while the group is subscribed to the topic. */
+  async deleteOffsets(groupId: string, partitions: { topic: string; partition: number }[]): Promise<{ errorCode: number; partitionErrors: number[] }> {
     const group = this.get(groupId);
     if (!group) return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, partitionErrors: [] };
-    const subscribed = group.state === 'Empty' ? new Set<string>() : subscribedTopics(group);
-    const partitionErrors = partitions.map((p) => (subscribed.has(p.topic) ? ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC : ErrorCode.NONE));
+    const groupError = group.validateOffsetDelete();
+    if (groupError !== ErrorCode.NONE) return { errorCode: groupError, partitionErrors: [] };
+    // Asked once per topic: a classic group reads every member's subscription to answer.
+    const subscribed = new Map<string, boolean>();
+    const partitionErrors = partitions.map((p) => {
+      if (!subscribed.has(p.topic)) subscribed.set(p.topic, group.isSubscribedToTopic(p.topic));
+      return subscribed.get(p.topic) ? ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC : ErrorCode.NONE;
+    });
     try {
       await this.store.deleteOffsets(groupId, partitions.filter((p, i) => partitionErrors[i] === ErrorCode.NONE && !p.topic.includes('\0')), this.lease(groupId));
     } catch (err) {
@@ -306,18 +314,20 @@ export class GroupCoordinator implements SlotOwner {
 
   // ---- administration ----------------------------------------------------
 
-  list(): GroupListing[] {
+  /** ListGroups: the groups in one of the states and of one of the types (lower-case names; an empty filter takes all), by group id. */
+  list(states: ReadonlySet<string>, types: ReadonlySet<string>): ListedGroup[] {
     return [...this.groups.values()]
-      .filter((g) => g.state !== 'Dead')
-      .map((g) => ({ groupId: g.groupId, protocolType: g.protocolType ?? '', state: g.state }))
-      .sort((a, b) => (a.groupId < b.groupId ? -1 : 1));
+      .filter((g) => !g.isDead() && (states.size === 0 || g.isInStates(states)) && (types.size === 0 || types.has(g.type)))
+      .sort((a, b) => (a.groupId < b.groupId ? -1 : 1))
+      .map((g) => g.asListedGroup());
   }
 
   /** DeleteGroups: an empty group and its offsets go; one with members is NON_EMPTY_GROUP. */
   async deleteGroup(groupId: string): Promise<number> {
     const group = this.get(groupId);
     if (!group) return ErrorCode.GROUP_ID_NOT_FOUND;
-    if (group.state !== 'Empty') return ErrorCode.NON_EMPTY_GROUP;
+    const groupError = group.validateDeleteGroup();
+    if (groupError !== ErrorCode.NONE) return groupError;
     group.markDead();
     try {
       await (this.persistChains.get(groupId) ?? Promise.resolve()).catch(() => {});

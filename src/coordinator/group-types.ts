@@ -1,8 +1,6 @@
+// The requests and answers of the classic group protocol, and its member.
 import { ErrorCode } from '../protocol/errors.js';
 import type { Timer } from '../clock.js';
-
-export type GroupState = 'Empty' | 'PreparingRebalance' | 'CompletingRebalance' | 'Stable' | 'Dead';
-export const GROUP_STATES: readonly GroupState[] = ['Empty', 'PreparingRebalance', 'CompletingRebalance', 'Stable', 'Dead'];
 
 export interface Protocol {
   name: string;

@@ -8,11 +8,11 @@
 // partition answers GROUP_AUTHORIZATION_FAILED; then READ on each topic,
 // else its partitions answer TOPIC_AUTHORIZATION_FAILED and are not committed.
 import { ZERO_UUID } from '../protocol/codec/types.js';
-import { isValidGroupId } from '../coordinator/group-types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { OffsetCommitApi } from '../protocol/messages/index.js';
-import { AclOperation, ResourceType, allowed } from './authorization.js';
+import { AclOperation, ResourceType } from './authorization.js';
 import { authorizedNames } from './authorized-names.js';
+import { routeGroup } from './group-routing.js';
 import { storageFailure } from './storage-failure.js';
 import { defineHandler } from './types.js';
 
@@ -21,7 +21,7 @@ export default defineHandler({
   minVersion: 2,
   maxVersion: 10,
   async handle(ctx, request) {
-    const { groups, topics } = ctx.broker;
+    const { topics } = ctx.broker;
     const respond = (errors: number[]) => {
       let i = 0;
       return {
@@ -33,9 +33,9 @@ export default defineHandler({
         })),
       };
     };
-    if (!allowed(ctx, AclOperation.READ, ResourceType.GROUP, request.groupId)) {
-      return respond(request.topics.flatMap((t) => t.partitions.map(() => ErrorCode.GROUP_AUTHORIZATION_FAILED)));
-    }
+    // The group's refusals other than its ACL apply only to the partitions the topic checks pass on.
+    const groups = routeGroup(ctx, request.groupId, { operation: AclOperation.READ });
+    if (groups === ErrorCode.GROUP_AUTHORIZATION_FAILED) return respond(request.topics.flatMap((t) => t.partitions.map(() => groups)));
     const byId = ctx.apiVersion >= 10;
     const names = await Promise.all(
       request.topics.map(async (t) => (byId ? (t.topicId === ZERO_UUID ? null : ((await topics.getByIdLoading(t.topicId))?.name ?? null)) : t.name)),
@@ -54,11 +54,11 @@ export default defineHandler({
     );
     const wanted = partitions.filter((p) => p.refused === ErrorCode.NONE);
     let wantedErrors: number[] = [];
-    if (!isValidGroupId(request.groupId)) wantedErrors = wanted.map(() => ErrorCode.INVALID_GROUP_ID);
-    else if (!ctx.broker.coordination.owns(request.groupId)) wantedErrors = wanted.map(() => ErrorCode.NOT_COORDINATOR);
+    if (typeof groups === 'number') wantedErrors = wanted.map(() => groups);
     else if (wanted.length > 0) {
       try {
-        wantedErrors = await groups.commitOffsets(request.groupId, request.memberId, request.groupInstanceId, request.generationIdOrMemberEpoch, wanted);
+        const committer = { memberId: request.memberId, groupInstanceId: request.groupInstanceId, generationIdOrMemberEpoch: request.generationIdOrMemberEpoch, apiVersion: ctx.apiVersion };
+        wantedErrors = await groups.commitOffsets(request.groupId, committer, wanted);
       } catch (err) {
         const errorCode = storageFailure(ctx, err);
         wantedErrors = wanted.map(() => errorCode);

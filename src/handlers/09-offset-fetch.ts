@@ -11,12 +11,12 @@
 // topics without DESCRIBE answer TOPIC_AUTHORIZATION_FAILED, after the
 // others; asked for every partition (null topics), those topics are left out.
 import { ZERO_UUID } from '../protocol/codec/types.js';
-import { isValidGroupId } from '../coordinator/group-types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { OffsetFetchApi } from '../protocol/messages/index.js';
 import type { FetchedOffset } from '../coordinator/group-coordinator.js';
-import { AclOperation, ResourceType, allowed } from './authorization.js';
+import { AclOperation, ResourceType } from './authorization.js';
 import { authorizedNames } from './authorized-names.js';
+import { routeGroup } from './group-routing.js';
 import { storageFailure } from './storage-failure.js';
 import { defineHandler, type RequestContext } from './types.js';
 
@@ -95,27 +95,20 @@ export default defineHandler({
   async handle(ctx, request) {
     if (ctx.apiVersion < 8) {
       const wanted = request.topics && request.topics.map((t) => ({ name: t.name, topicId: ZERO_UUID, partitions: t.partitionIndexes }));
-      if (!allowed(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, request.groupId)) {
-        const errorCode = ErrorCode.GROUP_AUTHORIZATION_FAILED;
-        if (ctx.apiVersion >= 2) return { throttleTimeMs: 0, errorCode, topics: [] };
+      // v2+ answer a refused group once; v1, which has no group error, in every requested partition (an invalid id: nowhere).
+      const refused = (errorCode: number) => {
+        if (ctx.apiVersion >= 2 || errorCode === ErrorCode.INVALID_GROUP_ID) return { throttleTimeMs: 0, errorCode, topics: [] };
         const partitions = (t: WantedTopic) => t.partitions.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode }));
         return { throttleTimeMs: 0, errorCode, topics: (wanted ?? []).map((t) => ({ name: t.name, topicId: ZERO_UUID, partitions: partitions(t) })) };
-      }
-      if (!isValidGroupId(request.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] };
-      if (!ctx.broker.coordination.owns(request.groupId)) {
-        // Another broker coordinates the group: v2+ say so once, v1 per partition.
-        const errorCode = ErrorCode.NOT_COORDINATOR;
-        if (ctx.apiVersion >= 2) return { throttleTimeMs: 0, errorCode, topics: [] };
-        const partitions = (t: WantedTopic) => t.partitions.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode }));
-        return { throttleTimeMs: 0, errorCode, topics: (wanted ?? []).map((t) => ({ name: t.name, topicId: ZERO_UUID, partitions: partitions(t) })) };
-      }
+      };
+      const groups = routeGroup(ctx, request.groupId, { operation: AclOperation.DESCRIBE });
+      if (typeof groups === 'number') return refused(groups);
+      const groupError = groups.validateOffsetFetch(request.groupId, null, -1);
+      if (groupError !== ErrorCode.NONE) return refused(groupError);
       try {
         return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, topics: await fetchGroup(ctx, request.groupId, wanted, ctx.apiVersion >= 7 && request.requireStable) };
       } catch (err) {
-        const errorCode = storageFailure(ctx, err);
-        if (ctx.apiVersion >= 2) return { throttleTimeMs: 0, errorCode, topics: [] };
-        const partitions = (t: WantedTopic) => t.partitions.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode }));
-        return { throttleTimeMs: 0, errorCode, topics: (wanted ?? []).map((t) => ({ name: t.name, topicId: ZERO_UUID, partitions: partitions(t) })) };
+        return refused(storageFailure(ctx, err));
       }
     }
     const groups = [];
@@ -128,9 +121,9 @@ export default defineHandler({
           if (name !== null) wanted.push({ name, topicId: t.topicId, partitions: t.partitionIndexes });
         }
       }
-      if (!allowed(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, g.groupId)) groups.push({ groupId: g.groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, topics: [] });
-      else if (!isValidGroupId(g.groupId)) groups.push({ groupId: g.groupId, errorCode: ErrorCode.INVALID_GROUP_ID, topics: [] });
-      else if (!ctx.broker.coordination.owns(g.groupId)) groups.push({ groupId: g.groupId, errorCode: ErrorCode.NOT_COORDINATOR, topics: [] });
+      const routed = routeGroup(ctx, g.groupId, { operation: AclOperation.DESCRIBE });
+      const groupError = typeof routed === 'number' ? routed : routed.validateOffsetFetch(g.groupId, g.memberId, g.memberEpoch);
+      if (groupError !== ErrorCode.NONE) groups.push({ groupId: g.groupId, errorCode: groupError, topics: [] });
       else {
         try {
           groups.push({ groupId: g.groupId, errorCode: ErrorCode.NONE, topics: await fetchGroup(ctx, g.groupId, wanted, request.requireStable) });

@@ -7,8 +7,9 @@
 // Authorization, as Kafka: READ on the group, else GROUP_AUTHORIZATION_FAILED.
 import { ErrorCode } from '../protocol/errors.js';
 import { JoinGroupApi } from '../protocol/messages/index.js';
-import { joinError, isValidGroupId } from '../coordinator/group-types.js';
-import { AclOperation, ResourceType, allowed } from './authorization.js';
+import { joinError, UNKNOWN_MEMBER_ID } from '../coordinator/group-types.js';
+import { AclOperation } from './authorization.js';
+import { routeGroup } from './group-routing.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -16,13 +17,12 @@ export default defineHandler({
   minVersion: 0,
   maxVersion: 9,
   async handle(ctx, request) {
-    const { groups } = ctx.broker;
     const respond = (r: ReturnType<typeof joinError>) => ({ throttleTimeMs: 0, ...r });
-    if (!allowed(ctx, AclOperation.READ, ResourceType.GROUP, request.groupId)) return respond(joinError(ErrorCode.GROUP_AUTHORIZATION_FAILED));
-    if (!isValidGroupId(request.groupId)) return respond(joinError(ErrorCode.INVALID_GROUP_ID, request.memberId));
-    if (!ctx.broker.coordination.owns(request.groupId)) return respond(joinError(ErrorCode.NOT_COORDINATOR, request.memberId));
+    const groups = routeGroup(ctx, request.groupId, { operation: AclOperation.READ });
+    // Refused by the ACL, the answer names no member (Kafka's KafkaApis); the coordinator's refusals echo the request's.
+    if (typeof groups === 'number') return respond(joinError(groups, groups === ErrorCode.GROUP_AUTHORIZATION_FAILED ? UNKNOWN_MEMBER_ID : request.memberId));
     if (!groups.validSessionTimeout(request.sessionTimeoutMs)) return respond(joinError(ErrorCode.INVALID_SESSION_TIMEOUT, request.memberId));
-    const group = groups.getOrCreate(request.groupId);
+    const group = groups.getOrCreateClassicGroup(request.groupId);
     const result = await group.join({
       groupId: request.groupId,
       memberId: request.memberId,

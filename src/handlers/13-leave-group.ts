@@ -3,10 +3,10 @@
 // id, each with its own error (KIP-345). v4: flexible. v5: reason.
 // Authorization, as Kafka: READ on the group, else GROUP_AUTHORIZATION_FAILED
 // as the request's error (no member results).
-import { isValidGroupId } from '../coordinator/group-types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { LeaveGroupApi } from '../protocol/messages/index.js';
-import { AclOperation, ResourceType, allowed } from './authorization.js';
+import { AclOperation } from './authorization.js';
+import { routeGroup } from './group-routing.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -14,13 +14,12 @@ export default defineHandler({
   minVersion: 0,
   maxVersion: 5,
   async handle(ctx, request) {
-    if (!allowed(ctx, AclOperation.READ, ResourceType.GROUP, request.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, members: [] };
+    const groups = routeGroup(ctx, request.groupId, { operation: AclOperation.READ });
+    if (typeof groups === 'number') return { throttleTimeMs: 0, errorCode: groups, members: [] };
     const batched = ctx.apiVersion >= 3;
     const members = batched ? request.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId })) : [{ memberId: request.memberId, groupInstanceId: null }];
-    if (isValidGroupId(request.groupId) && !ctx.broker.coordination.owns(request.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.NOT_COORDINATOR, members: [] };
-    const group = ctx.broker.groups.get(request.groupId);
+    const group = groups.classicGroup(request.groupId);
     if (!group) {
-      if (!isValidGroupId(request.groupId)) return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_GROUP_ID, members: [] };
       // Kafka answers a group it does not know as if none of the members were in it.
       if (!batched) return { throttleTimeMs: 0, errorCode: ErrorCode.UNKNOWN_MEMBER_ID };
       return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, members: members.map((m) => ({ ...m, errorCode: ErrorCode.UNKNOWN_MEMBER_ID })) };

@@ -7,8 +7,9 @@
 // Authorization, as Kafka: READ on the group, else GROUP_AUTHORIZATION_FAILED.
 import { ErrorCode } from '../protocol/errors.js';
 import { SyncGroupApi } from '../protocol/messages/index.js';
-import { syncError, isValidGroupId } from '../coordinator/group-types.js';
-import { AclOperation, ResourceType, allowed } from './authorization.js';
+import { syncError } from '../coordinator/group-types.js';
+import { AclOperation } from './authorization.js';
+import { routeGroup } from './group-routing.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -17,9 +18,9 @@ export default defineHandler({
   maxVersion: 5,
   async handle(ctx, request) {
     if (ctx.apiVersion >= 5 && (request.protocolType === null || request.protocolName === null)) return { throttleTimeMs: 0, ...syncError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL) };
-    if (!allowed(ctx, AclOperation.READ, ResourceType.GROUP, request.groupId)) return { throttleTimeMs: 0, ...syncError(ErrorCode.GROUP_AUTHORIZATION_FAILED) };
-    if (isValidGroupId(request.groupId) && !ctx.broker.coordination.owns(request.groupId)) return { throttleTimeMs: 0, ...syncError(ErrorCode.NOT_COORDINATOR) };
-    const group = ctx.broker.groups.get(request.groupId);
+    const groups = routeGroup(ctx, request.groupId, { operation: AclOperation.READ });
+    if (typeof groups === 'number') return { throttleTimeMs: 0, ...syncError(groups) };
+    const group = groups.classicGroup(request.groupId);
     const result = group
       ? await group.sync({
           groupId: request.groupId,
@@ -31,7 +32,7 @@ export default defineHandler({
           // Copies: the request buffer is not kept once the response is sent.
           assignments: request.assignments.map((a) => ({ memberId: a.memberId, assignment: Buffer.from(a.assignment) })),
         })
-      : syncError(!isValidGroupId(request.groupId) ? ErrorCode.INVALID_GROUP_ID : ErrorCode.UNKNOWN_MEMBER_ID);
+      : syncError(ErrorCode.UNKNOWN_MEMBER_ID);
     return { throttleTimeMs: 0, ...result };
   },
 });

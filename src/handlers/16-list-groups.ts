@@ -1,7 +1,7 @@
 // ListGroups (key 16), v0-5.
 // v1: throttle time. v3: flexible. v4: state filter and states in the
-// answer (KIP-518). v5: type filter and types (KIP-848); every group here
-// is a classic group.
+// answer (KIP-518). v5: type filter and types (KIP-848), each group's type
+// as the group names it.
 // Authorization, as Kafka: DESCRIBE on the cluster lists every group;
 // otherwise only the groups the requester may DESCRIBE, without an error
 // (neither check logs a denial).
@@ -18,13 +18,8 @@ export default defineHandler({
   async handle(ctx, request) {
     const states = new Set(request.statesFilter.map((s) => s.toLowerCase()));
     const types = new Set(request.typesFilter.map((t) => t.toLowerCase()));
-    if (types.size > 0 && !types.has('classic')) return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, groups: [] };
     const everyGroup = quietlyAllowed(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME);
-    const groups = ctx.broker.groups
-      .list()
-      .filter((g) => states.size === 0 || states.has(g.state.toLowerCase()))
-      .filter((g) => everyGroup || quietlyAllowed(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, g.groupId))
-      .map((g) => ({ groupId: g.groupId, protocolType: g.protocolType, groupState: g.state, groupType: 'Classic' }));
+    const groups = ctx.broker.groups.list(states, types).filter((g) => everyGroup || quietlyAllowed(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, g.groupId));
     return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, groups };
   },
 });

@@ -64,7 +64,10 @@ export default defineHandler({
       // The coordinator's order: the group id, then the transaction (verified with the transaction coordinator), then the group's member and generation.
       if (!isValidGroupId(request.groupId)) requestError = ErrorCode.INVALID_GROUP_ID;
       if (requestError === ErrorCode.NONE) requestError = verificationError(transactions.verifyOffsetCommit(request.transactionalId, request.producerId, request.producerEpoch, request.groupId), ctx.apiVersion);
-      if (requestError === ErrorCode.NONE) requestError = groups.validateTxnOffsetCommit(request.groupId, request.memberId, request.groupInstanceId, request.generationId);
+      if (requestError === ErrorCode.NONE) {
+        const committer = { memberId: request.memberId, groupInstanceId: request.groupInstanceId, generationIdOrMemberEpoch: request.generationId, apiVersion: ctx.apiVersion };
+        requestError = groups.validateTxnOffsetCommit(request.groupId, committer);
+      }
     }
     const accepted: PendingTxnOffset[] = [];
     let k = 0;

@@ -12,6 +12,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import { DeleteGroupsApi } from '../protocol/messages/index.js';
 import { AclOperation, ResourceType } from './authorization.js';
 import { authorizedNames } from './authorized-names.js';
+import { routeGroup } from './group-routing.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -28,7 +29,8 @@ export default defineHandler({
         refused.push({ groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED });
         continue;
       }
-      const errorCode = !ctx.broker.coordination.owns(groupId) ? ErrorCode.NOT_COORDINATOR : await ctx.broker.groups.deleteGroup(groupId);
+      const groups = routeGroup(ctx, groupId, { operation: null, invalidGroupId: 'lookUp' });
+      const errorCode = typeof groups === 'number' ? groups : await groups.deleteGroup(groupId);
       if (errorCode === ErrorCode.NONE) ctx.log.info({ group: groupId }, 'deleted group');
       results.push({ groupId, errorCode });
     }

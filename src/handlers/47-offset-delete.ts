@@ -4,42 +4,23 @@
 // Authorization, as Kafka: DELETE on the group, else the request's error is
 // GROUP_AUTHORIZATION_FAILED; READ on each topic, else its partitions answer
 // TOPIC_AUTHORIZATION_FAILED and keep their offsets.
-import { Reader } from '../protocol/codec/reader.js';
-import { isValidGroupId } from '../coordinator/group-types.js';
 import { ErrorCode } from '../protocol/errors.js';
-import { ConsumerProtocolSubscriptionVersions, OffsetDeleteApi, readConsumerProtocolSubscription } from '../protocol/messages/index.js';
-import type { ClassicGroup } from '../coordinator/classic-group.js';
-import { AclOperation, ResourceType, allowed } from './authorization.js';
+import { OffsetDeleteApi } from '../protocol/messages/index.js';
+import { AclOperation, ResourceType } from './authorization.js';
 import { authorizedNames } from './authorized-names.js';
+import { routeGroup } from './group-routing.js';
 import { defineHandler } from './types.js';
-
-/** Topics the members of a "consumer" group subscribe to, read from their protocol metadata. */
-function subscribedTopics(group: ClassicGroup): Set<string> {
-  const topics = new Set<string>();
-  if (group.protocolType !== 'consumer') return topics;
-  for (const m of group.members.values()) {
-    const metadata = m.protocols.find((p) => p.name === group.protocolName)?.metadata;
-    if (!metadata || metadata.length < 2) continue;
-    const r = new Reader(metadata, 2);
-    const subscription = readConsumerProtocolSubscription(r, Math.min(metadata.readInt16BE(0), ConsumerProtocolSubscriptionVersions.max));
-    if (!r.error) for (const t of subscription.topics) topics.add(t);
-  }
-  return topics;
-}
 
 export default defineHandler({
   codec: OffsetDeleteApi,
   minVersion: 0,
   maxVersion: 0,
   async handle(ctx, request) {
-    if (!allowed(ctx, AclOperation.DELETE, ResourceType.GROUP, request.groupId)) return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, throttleTimeMs: 0, topics: [] };
+    const groups = routeGroup(ctx, request.groupId, { operation: AclOperation.DELETE });
+    if (groups === ErrorCode.GROUP_AUTHORIZATION_FAILED) return { errorCode: groups, throttleTimeMs: 0, topics: [] };
     const readable = authorizedNames(ctx, AclOperation.READ, ResourceType.TOPIC, request.topics.map((t) => t.name));
     const partitions = request.topics.filter((t) => readable.has(t.name)).flatMap((t) => t.partitions.map((p) => ({ topic: t.name, partition: p.partitionIndex })));
-    const { errorCode, partitionErrors } = !isValidGroupId(request.groupId)
-      ? { errorCode: ErrorCode.INVALID_GROUP_ID, partitionErrors: [] }
-      : !ctx.broker.coordination.owns(request.groupId)
-        ? { errorCode: ErrorCode.NOT_COORDINATOR, partitionErrors: [] }
-        : await ctx.broker.groups.deleteOffsets(request.groupId, partitions, subscribedTopics);
+    const { errorCode, partitionErrors } = typeof groups === 'number' ? { errorCode: groups, partitionErrors: [] } : await groups.deleteOffsets(request.groupId, partitions);
     if (errorCode !== ErrorCode.NONE) return { errorCode, throttleTimeMs: 0, topics: [] };
     let i = 0;
     return {

@@ -125,8 +125,7 @@ const max0 = (n: bigint) => (n > 0n ? n : 0n);
 function partitionOwners(members: readonly PersistedMember[]): Map<string, PersistedMember> {
   const owners = new Map<string, PersistedMember>();
   for (const m of members) {
-    if (!m.assignment) continue;
-    const buf = Buffer.from(m.assignment, 'base64');
+    const buf = m.assignment;
     if (buf.length < 2) continue;
     const r = new Reader(buf, 2);
     const assignment = readConsumerProtocolAssignment(r, buf.readInt16BE(0));

@@ -67,7 +67,7 @@ async function stableGroupOf(n: number): Promise<{ ids: string[]; leader: string
 beforeEach(() => {
   clock = new FakeClock();
   persisted = 0;
-  group = new ClassicGroup('g', clock, { initialRebalanceDelayMs: DELAY, maxSize: 100 }, async () => void persisted++);
+  group = new ClassicGroup({ groupId: 'g', clock, settings: { initialRebalanceDelayMs: DELAY, maxSize: 100 }, persist: async () => void persisted++ });
 });
 
 describe('ClassicGroup join', () => {
@@ -243,24 +243,28 @@ describe('ClassicGroup static membership', () => {
   });
 });
 
+/** An OffsetCommit's check of the member and generation. */
+const commit = (memberId: string, generationId: number) =>
+  group.validateOffsetCommit({ memberId, groupInstanceId: null, generationIdOrMemberEpoch: generationId, isTransactional: false, apiVersion: 9 });
+
 describe('ClassicGroup offset commits', () => {
   it('accepts commits from outside the group only while it is empty', async () => {
-    expect(group.validateOffsetCommit('', null, -1)).toBe(ErrorCode.NONE);
+    expect(commit('', -1)).toBe(ErrorCode.NONE);
     const { ids, generation } = await stableGroupOf(1);
-    expect(group.validateOffsetCommit('', null, -1)).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
-    expect(group.validateOffsetCommit(ids[0]!, null, generation)).toBe(ErrorCode.NONE);
-    expect(group.validateOffsetCommit(ids[0]!, null, generation + 1)).toBe(ErrorCode.ILLEGAL_GENERATION);
-    expect(group.validateOffsetCommit('stranger', null, generation)).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
+    expect(commit('', -1)).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
+    expect(commit(ids[0]!, generation)).toBe(ErrorCode.NONE);
+    expect(commit(ids[0]!, generation + 1)).toBe(ErrorCode.ILLEGAL_GENERATION);
+    expect(commit('stranger', generation)).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
   });
 
   it('allows commits of the old generation while the group prepares a rebalance, not after the join completes', async () => {
     const { ids, generation } = await stableGroupOf(1);
     const newcomer = await joinNewMember();
-    expect(group.validateOffsetCommit(ids[0]!, null, generation)).toBe(ErrorCode.NONE);
+    expect(commit(ids[0]!, generation)).toBe(ErrorCode.NONE);
     void join({ memberId: ids[0]! });
     await newcomer.joined;
     expect(group.state).toBe('CompletingRebalance');
-    expect(group.validateOffsetCommit(ids[0]!, null, generation + 1)).toBe(ErrorCode.REBALANCE_IN_PROGRESS);
+    expect(commit(ids[0]!, generation + 1)).toBe(ErrorCode.REBALANCE_IN_PROGRESS);
   });
 });
 

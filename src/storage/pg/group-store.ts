@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { decodeGroup, encodeGroup, type GroupRow, type StoredGroup } from './group-codec.js';
 
 /**
  * Offset commit metadata is stored as its UTF-8 bytes (bytea), as Kafka
@@ -6,28 +7,6 @@ import type pg from 'pg';
  */
 export const metadataBytes = (metadata: string | null): Buffer | null => (metadata === null ? null : Buffer.from(metadata, 'utf8'));
 export const metadataString = (stored: Buffer | null): string | null => (stored === null ? null : stored.toString('utf8'));
-
-export interface StoredMember {
-  memberId: string;
-  groupInstanceId: string | null;
-  clientId: string;
-  clientHost: string;
-  sessionTimeoutMs: number;
-  rebalanceTimeoutMs: number;
-  protocols: { name: string; metadata: string /* base64 */ }[];
-  assignment: string; // base64
-}
-
-export interface StoredGroup {
-  groupId: string;
-  protocolType: string | null;
-  protocolName: string | null;
-  generation: number;
-  leaderId: string | null;
-  state: string;
-  stateSince: Date;
-  members: StoredMember[];
-}
 
 export interface CommittedOffset {
   topic: string;
@@ -45,28 +24,6 @@ export interface OffsetToCommit {
   leaderEpoch: number;
   metadata: string | null;
 }
-
-interface GroupRecord {
-  group_id: string;
-  protocol_type: string | null;
-  protocol_name: string | null;
-  generation: number;
-  leader_id: string | null;
-  state: string;
-  state_since: Date;
-  members: StoredMember[];
-}
-
-const toGroup = (r: GroupRecord): StoredGroup => ({
-  groupId: r.group_id,
-  protocolType: r.protocol_type,
-  protocolName: r.protocol_name,
-  generation: r.generation,
-  leaderId: r.leader_id,
-  state: r.state,
-  stateSince: r.state_since,
-  members: r.members,
-});
 
 /** The coordinator slot a write is made under, and this broker instance. */
 export interface CoordinatorLease {
@@ -96,9 +53,10 @@ const LEASE_HELD = (slot: string, instanceId: string) =>
 export class GroupStore {
   constructor(private readonly pool: pg.Pool) {}
 
+  /** Every stored group this broker knows the type of. */
   async loadGroups(): Promise<StoredGroup[]> {
-    const { rows } = await this.pool.query<GroupRecord>('SELECT * FROM groups ORDER BY group_id');
-    return rows.map(toGroup);
+    const { rows } = await this.pool.query<GroupRow>('SELECT * FROM groups ORDER BY group_id');
+    return rows.map(decodeGroup).filter((g) => g !== null);
   }
 
   /**
@@ -108,12 +66,12 @@ export class GroupStore {
    */
   async saveGroup(g: StoredGroup, lease: CoordinatorLease): Promise<void> {
     const { rowCount } = await this.pool.query(
-      `INSERT INTO groups (group_id, protocol_type, protocol_name, generation, leader_id, state, state_since, members)
-       SELECT $1::text, $2::text, $3::text, $4::int4, $5::text, $6::text, $7::timestamptz, $8::jsonb WHERE ${LEASE_HELD('$9', '$10')}
-       ON CONFLICT (group_id) DO UPDATE SET protocol_type = excluded.protocol_type, protocol_name = excluded.protocol_name,
+      `INSERT INTO groups (group_id, type, protocol_type, protocol_name, generation, leader_id, state, state_since, members)
+       SELECT $1::text, $2::text, $3::text, $4::text, $5::int4, $6::text, $7::text, $8::timestamptz, $9::jsonb WHERE ${LEASE_HELD('$10', '$11')}
+       ON CONFLICT (group_id) DO UPDATE SET type = excluded.type, protocol_type = excluded.protocol_type, protocol_name = excluded.protocol_name,
          generation = excluded.generation, leader_id = excluded.leader_id, state = excluded.state, state_since = excluded.state_since,
          members = excluded.members`,
-      [g.groupId, g.protocolType, g.protocolName, g.generation, g.leaderId, g.state, g.stateSince, JSON.stringify(g.members), lease.slot, lease.instanceId],
+      [...encodeGroup(g), lease.slot, lease.instanceId],
     );
     if (rowCount === 0) throw leaseLost(lease);
   }

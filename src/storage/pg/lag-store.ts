@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { decodeGroup, type GroupRow, type StoredClassicMember, type StoredGroup } from './group-codec.js';
 
 /** A committed offset beside its partition's offsets and, when the group lags, the batch holding the committed offset. */
 export interface CommittedOffsetPosition {
@@ -32,23 +33,9 @@ export interface PartitionOffsets {
   logStartOffset: bigint;
 }
 
-/** The members of a group as the coordinator last persisted them (groups.members). */
-export interface PersistedMember {
-  memberId: string;
-  groupInstanceId?: string | null;
-  clientId: string;
-  clientHost: string;
-  /** base64 of the group protocol's assignment bytes */
-  assignment: string;
-}
-
-export interface PersistedGroup {
-  groupId: string;
-  /** 'Empty' for groups that only have committed offsets (standalone consumers) */
-  state: string;
-  protocolType: string | null;
-  members: PersistedMember[];
-}
+/** A group as the coordinator last persisted it; groups that only have committed offsets read as Empty classic groups. */
+export type PersistedGroup = StoredGroup;
+export type PersistedMember = StoredClassicMember;
 
 // The batch lookup walks the primary key twice at most: the last batch
 // starting at or before the committed offset (kept only if it reaches it),
@@ -85,10 +72,10 @@ ORDER BY t.name, p.partition`;
 
 // Groups with a row, plus groups that only have committed offsets.
 const GROUPS_SQL = `
-SELECT group_id, state, protocol_type, members FROM groups
+SELECT group_id, type, protocol_type, protocol_name, generation, leader_id, state, state_since, members FROM groups
 WHERE $1::text[] IS NULL OR group_id = ANY($1)
 UNION ALL
-SELECT DISTINCT c.group_id, 'Empty', NULL, '[]'::jsonb FROM committed_offsets c
+SELECT DISTINCT c.group_id, 'classic', NULL, NULL, 0, NULL, 'Empty', now(), '[]'::jsonb FROM committed_offsets c
 WHERE ($1::text[] IS NULL OR c.group_id = ANY($1))
   AND NOT EXISTS (SELECT 1 FROM groups g WHERE g.group_id = c.group_id)
 ORDER BY 1`;
@@ -134,10 +121,8 @@ export class LagStore {
 
   /** Groups (of the given ids only, if any) with their persisted members, ordered by group id. */
   async groups(groupIds?: readonly string[]): Promise<PersistedGroup[]> {
-    const { rows } = await this.pool.query<{ group_id: string; state: string; protocol_type: string | null; members: PersistedMember[] | null }>(GROUPS_SQL, [
-      groupIds ?? null,
-    ]);
-    return rows.map((r) => ({ groupId: r.group_id, state: r.state, protocolType: r.protocol_type, members: r.members ?? [] }));
+    const { rows } = await this.pool.query<GroupRow>(GROUPS_SQL, [groupIds ?? null]);
+    return rows.map(decodeGroup).filter((g) => g !== null);
   }
 
   /** Records retention or DeleteRecords removed before each group read them. */
