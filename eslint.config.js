@@ -16,7 +16,7 @@ export default tseslint.config(
     files: ['**/*.ts'],
     extends: [js.configs.recommended, ...tseslint.configs.recommended],
     // Type-aware, for the promise rules: an un-awaited promise loses its error and its ordering.
-    languageOptions: { parserOptions: { projectService: { allowDefaultProject: ['vitest.config.ts'] }, tsconfigRootDir: import.meta.dirname } },
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     plugins: { pgkafka: layers },
     rules: {
       'pgkafka/layers': 'error',

@@ -69,7 +69,7 @@ describe('a classic group as a Group', () => {
     const [a] = await joined({ clientId: 'a' });
     expect(group.describe()).toMatchObject({ errorCode: ErrorCode.NONE, groupState: 'CompletingRebalance', protocolType: 'consumer', protocolData: '' });
     expect(group.describe().members).toEqual([{ memberId: a!.memberId, groupInstanceId: null, clientId: 'a', clientHost: '/127.0.0.1', memberMetadata: Buffer.alloc(0), memberAssignment: Buffer.alloc(0) }]);
-    group.sync({ groupId: 'g', generationId: 1, memberId: a!.memberId, groupInstanceId: null, protocolType: 'consumer', protocolName: 'range', assignments: [{ memberId: a!.memberId, assignment: Buffer.from('mine') }] });
+    void group.sync({ groupId: 'g', generationId: 1, memberId: a!.memberId, groupInstanceId: null, protocolType: 'consumer', protocolName: 'range', assignments: [{ memberId: a!.memberId, assignment: Buffer.from('mine') }] });
     await new Promise((r) => setImmediate(r));
     expect(group.describe()).toMatchObject({ groupState: 'Stable', protocolData: 'range' });
     expect(group.describe().members[0]).toMatchObject({ memberMetadata: subscription(['orders']), memberAssignment: Buffer.from('mine') });

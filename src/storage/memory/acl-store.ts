@@ -1,4 +1,4 @@
-import type { AclBinding } from '../../security/acl.js';
+import type { AclBinding } from '../security-types.js';
 import { compareText, key, MemoryStorageError, text, type MemoryDatabase } from './database.js';
 
 const bindingKey = (b: AclBinding) => key(b.resourceType, b.resourceName, b.patternType, b.principal, b.host, b.operation, b.permissionType);

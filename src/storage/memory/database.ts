@@ -8,8 +8,8 @@
 // unit tests and single-process use; nothing here survives the process.
 import type { Clock } from '../../clock.js';
 import { systemClock } from '../../clock.js';
-import type { AclBinding } from '../../security/acl.js';
-import type { ScramCredential } from '../../security/scram.js';
+import type { AclBinding } from '../security-types.js';
+import type { ScramCredential } from '../security-types.js';
 import type { PendingTxnOffset, StoredTransaction } from '../transaction-types.js';
 import type { TopicRow } from '../topic-types.js';
 

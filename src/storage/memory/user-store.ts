@@ -1,4 +1,4 @@
-import type { ScramCredential, ScramMechanism } from '../../security/scram.js';
+import type { ScramCredential, ScramMechanism } from '../security-types.js';
 import type { CredentialAlteration, CredentialInfo } from '../pg/user-store.js';
 import { compareText, key, MemoryStorageError, text, type MemoryDatabase } from './database.js';
 
