@@ -17,6 +17,8 @@ export const INTEGRATION: readonly string[] = [
   'test/security/users-cli.test.ts',
   'test/server/pipeline-limits.test.ts',
   'test/storage/contract/pg.test.ts',
+  'test/storage/group-store.test.ts',
+  'test/handlers/group-routing.test.ts',
 ];
 
 export const COMPAT: readonly string[] = ['compat/'];
