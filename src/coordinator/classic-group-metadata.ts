@@ -251,7 +251,7 @@ export abstract class ClassicGroupMetadata implements Group {
   }
 
   asListedGroup(): ListedGroup {
-    return { groupId: this.groupId, protocolType: this.protocolType ?? '', groupState: this.current, groupType: 'Classic' };
+    return { groupId: this.groupId, protocolType: this.protocolType ?? '', groupState: this.current, groupType: 'classic' };
   }
 
   /** Like Kafka, member metadata and assignments are shown only once the group is Stable. */

@@ -56,10 +56,10 @@ beforeEach(() => {
 describe('a classic group as a Group', () => {
   it('names its type and state as ListGroups lists them', async () => {
     expect(group.type).toBe('classic');
-    expect(group.asListedGroup()).toEqual({ groupId: 'g', protocolType: '', groupState: 'Empty', groupType: 'Classic' });
+    expect(group.asListedGroup()).toEqual({ groupId: 'g', protocolType: '', groupState: 'Empty', groupType: 'classic' });
     expect(group.isEmpty()).toBe(true);
     await joined({});
-    expect(group.asListedGroup()).toEqual({ groupId: 'g', protocolType: 'consumer', groupState: 'CompletingRebalance', groupType: 'Classic' });
+    expect(group.asListedGroup()).toEqual({ groupId: 'g', protocolType: 'consumer', groupState: 'CompletingRebalance', groupType: 'classic' });
     expect(group.isInStates(new Set(['completingrebalance', 'stable']))).toBe(true);
     expect(group.isInStates(new Set(['stable']))).toBe(false);
     expect([group.isEmpty(), group.numMembers()]).toEqual([false, 1]);

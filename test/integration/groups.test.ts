@@ -101,6 +101,13 @@ describe('group coordination', () => {
     expect(stable.groups.map((g) => g.groupId)).not.toContain('standalone');
   });
 
+  it('names a classic group\'s type `classic` in ListGroups v5 and filters on it case-insensitively, as Kafka does', async () => {
+    const listed = await client.request(ListGroupsApi, 5, { statesFilter: [], typesFilter: ['Classic'] });
+    expect(listed.groups.find((g) => g.groupId === 'standalone')).toMatchObject({ groupState: 'Empty', groupType: 'classic' });
+    const consumerOnly = await client.request(ListGroupsApi, 5, { statesFilter: [], typesFilter: ['consumer'] });
+    expect(consumerOnly.groups.map((g) => g.groupId)).not.toContain('standalone');
+  });
+
   it('describes a stable group with its members and says GROUP_ID_NOT_FOUND for an unknown one (v6)', async () => {
     const { memberId } = await stableMember('described');
     const res = await client.request(DescribeGroupsApi, 6, { groups: ['described', 'unknown-group'] });
