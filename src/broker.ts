@@ -284,7 +284,15 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   }, BROKER_HEARTBEAT_MS);
   heartbeat.unref();
   const compactor = new Compactor(new CompactionStore(pool), logs, config.logCleanerChunkBatches, log);
-  const cleaner = new LogCleaner(topics, logs, config.logRetentionCheckIntervalMs, log, compactor, config.logCleanerBackoffMs);
+  const cleaner = new LogCleaner({
+    topics,
+    logs,
+    retentionCheckIntervalMs: config.logRetentionCheckIntervalMs,
+    compactor,
+    cleanerBackoffMs: config.logCleanerBackoffMs,
+    clock: systemClock,
+    log,
+  });
   cleaner.start();
   transactions.start();
   const metrics = config.metricsEnabled
