@@ -17,13 +17,15 @@ export class Announcements {
   private readonly announcer: Announcer;
   private readonly partitions: Partitions;
   private readonly instanceId: string;
+  private readonly readBackLater: (p: PartitionLog) => void;
   /** Other broker processes share the database (setOthersListening). */
   private othersListening = false;
 
-  constructor(options: { announcer: Announcer; partitions: Partitions; instanceId: string }) {
+  constructor(options: { announcer: Announcer; partitions: Partitions; instanceId: string; readBackLater: (p: PartitionLog) => void }) {
     this.announcer = options.announcer;
     this.partitions = options.partitions;
     this.instanceId = options.instanceId;
+    this.readBackLater = options.readBackLater;
   }
 
   /** The prefix of this broker's payloads for the partition (the log start mover's NOTIFY uses it too). */
@@ -56,6 +58,6 @@ export class Announcements {
     const [instance, topicId, partition, hw, logStart] = payload.split(':');
     if (instance === this.instanceId || !topicId || partition === undefined || hw === undefined) return;
     const p = this.partitions.loaded(topicId, Number(partition));
-    if (p?.announced(BigInt(hw), logStart === undefined ? undefined : BigInt(logStart))) this.partitions.reload(p);
+    if (p?.announced(BigInt(hw), logStart === undefined ? undefined : BigInt(logStart))) this.readBackLater(p);
   }
 }

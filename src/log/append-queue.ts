@@ -45,6 +45,14 @@ export interface PendingAppend {
   reject: (err: Error) => void;
 }
 
+/** Work that must not run beside the partition's flushes (reading its state back), run between two of them. */
+interface Between {
+  run: () => Promise<void>;
+}
+
+type Queued = PendingAppend | Between;
+const isBetween = (q: Queued): q is Between => 'run' in q;
+
 /** Runs one flush of a partition: checks, the statement (through AppendQueue.send) and the answers to every append in it. */
 export type Flush = (p: PartitionLog, items: PendingAppend[]) => Promise<void>;
 
@@ -60,7 +68,7 @@ export class AppendQueue {
   private readonly bounds: AppendQueueBounds;
   private readonly statements: AppendStatements;
   private readonly flush: Flush;
-  private readonly pending = new Map<PartitionLog, PendingAppend[]>();
+  private readonly pending = new Map<PartitionLog, Queued[]>();
   /** Small flushes waiting for a shared statement. */
   private readonly waiting: Waiting[] = [];
   private sharedInFlight = 0;
@@ -77,15 +85,27 @@ export class AppendQueue {
   enqueue(p: PartitionLog, batches: IncomingBatch[]): Promise<AppendResult> {
     let bytes = 0;
     for (const b of batches) bytes += b.data.length;
-    return new Promise((resolve, reject) => {
-      const queue = this.pending.get(p);
-      if (queue) {
-        queue.push({ batches, bytes, resolve, reject });
-        return;
-      }
-      this.pending.set(p, [{ batches, bytes, resolve, reject }]);
-      void this.drain(p);
-    });
+    return new Promise((resolve, reject) => this.push(p, { batches, bytes, resolve, reject }, false));
+  }
+
+  /**
+   * Runs `run` once the partition's flush under way (if any) is over, before
+   * any flush still waiting, and starts the next flush only after it; `run`
+   * must not throw.
+   */
+  between(p: PartitionLog, run: () => Promise<void>): void {
+    this.push(p, { run }, true);
+  }
+
+  private push(p: PartitionLog, item: Queued, first: boolean): void {
+    const queue = this.pending.get(p);
+    if (queue) {
+      if (first) queue.unshift(item);
+      else queue.push(item);
+      return;
+    }
+    this.pending.set(p, [item]);
+    void this.drain(p);
   }
 
   /** Whether a flush of the partition is queued or under way. */
@@ -97,7 +117,15 @@ export class AppendQueue {
   private async drain(p: PartitionLog): Promise<void> {
     const queue = this.pending.get(p)!;
     try {
-      while (queue.length > 0) await this.flush(p, this.takeFlush(queue));
+      while (queue.length > 0) {
+        const head = queue[0]!;
+        if (isBetween(head)) {
+          queue.shift();
+          await head.run();
+        } else {
+          await this.flush(p, this.takeFlush(queue));
+        }
+      }
     } finally {
       this.pending.delete(p);
     }
@@ -108,13 +136,14 @@ export class AppendQueue {
    * marker is flushed on its own, so a flush never holds both a producer's
    * marker and its batches of another transaction.
    */
-  private takeFlush(queue: PendingAppend[]): PendingAppend[] {
+  private takeFlush(queue: Queued[]): PendingAppend[] {
     const isMarker = (item: PendingAppend) => item.batches.some((b) => b.marker !== undefined);
-    if (isMarker(queue[0]!)) return queue.splice(0, 1);
+    const appendAt = (i: number) => (i < queue.length && !isBetween(queue[i]!) ? (queue[i] as PendingAppend) : null);
+    if (isMarker(appendAt(0)!)) return queue.splice(0, 1) as PendingAppend[];
     let bytes = 0;
     let n = 0;
-    while (n < queue.length && (n === 0 || bytes + queue[n]!.bytes <= this.bounds.flushMaxBytes) && !isMarker(queue[n]!)) bytes += queue[n++]!.bytes;
-    return queue.splice(0, n);
+    for (let next = appendAt(0); next && (n === 0 || bytes + next.bytes <= this.bounds.flushMaxBytes) && !isMarker(next); next = appendAt(++n)) bytes += next.bytes;
+    return queue.splice(0, n) as PendingAppend[];
   }
 
   /**

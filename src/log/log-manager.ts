@@ -64,12 +64,14 @@ export class LogManager {
   private readonly logStart: LogStartMover;
   private readonly readAhead: ReadAhead;
   private readonly reader: LogReader;
+  /** Partitions whose read-back is queued and not yet started. */
+  private readonly readBackQueued = new Set<PartitionLog>();
 
   constructor(options: LogManagerOptions) {
     this.o = options;
     const { store, tail, clock, log } = options;
-    this.partitions = new Partitions({ store, log });
-    this.announcements = new Announcements({ announcer: options.announcer, partitions: this.partitions, instanceId: options.instanceId });
+    this.partitions = new Partitions({ store, log, readBackLater: (p) => this.readBackLater(p) });
+    this.announcements = new Announcements({ announcer: options.announcer, partitions: this.partitions, instanceId: options.instanceId, readBackLater: (p) => this.readBackLater(p) });
     this.writer = new PartitionWriter({
       send: (append, txn) => this.queue.send(append, txn),
       sequences: new ProducerSequences({ store: options.producerStore, clock, producerIdExpirationMs: options.producerIdExpirationMs }),
@@ -77,7 +79,7 @@ export class LogManager {
       clock,
       log,
       onCommitted: (p) => this.announcements.committed(p),
-      onUnseenAppends: (p) => this.partitions.reload(p),
+      onUnseenAppends: (p) => this.readBackLater(p),
     });
     this.queue = new AppendQueue({ bounds: options.appendQueue, statements: store, flush: (p, items) => this.writer.flush(p, items) });
     this.readAhead = new ReadAhead(options.readAheadMaxBytes, undefined, clock);
@@ -94,6 +96,20 @@ export class LogManager {
     });
     store.lostAppendObserver = (lost, appends, ms) =>
       log.warn({ err: lost.message, code: 'PGKAFKA_APPEND_OUTCOME_SETTLED', ms: Math.round(ms), appends }, 'connection lost during an append; its outcome was settled before answering');
+  }
+
+  /**
+   * Another broker's appends made the partition's write-side state stale:
+   * it is read back next, between two of the partition's flushes (so none
+   * changes it meanwhile), once however often this is asked before it starts.
+   */
+  private readBackLater(p: PartitionLog): void {
+    if (this.readBackQueued.has(p)) return;
+    this.readBackQueued.add(p);
+    this.queue.between(p, () => {
+      this.readBackQueued.delete(p);
+      return this.partitions.readBack(p);
+    });
   }
 
   /** Told how long each flush's PostgreSQL statement took, in seconds (the produce metrics). */

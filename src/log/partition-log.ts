@@ -43,7 +43,7 @@ export interface TxnEvents {
  * transaction index is trusted only up to `indexedUpTo`, the log end up to
  * which every append is known to this process: the last stable offset never
  * passes it, and the range beyond it is read back from PostgreSQL
- * (needsReload) before the last stable offset moves past it. The producers'
+ * (needsReload, applySnapshot), between two of the partition's flushes. The producers'
  * state, likewise, is dropped at the writer's next flush once another
  * broker's append is seen (takeStaleProducers).
  */
@@ -154,6 +154,7 @@ export class PartitionLog {
     if (s.hasAbortedTxns) this.abortedTxns = true;
     const current = version === this.txnChanges;
     if (current) {
+      this.txnChanges++; // an older snapshot read meanwhile is not applied over this one
       this.openTxns.clear();
       for (const [producerId, first] of s.openTxns) this.openTxns.set(producerId, first);
       if (s.highWatermark > this.indexedUpTo) this.indexedUpTo = s.highWatermark;

@@ -12,20 +12,18 @@ export interface PartitionSnapshots {
 
 const key = (topicId: string, partition: number) => `${topicId}:${partition}`;
 
-/** Snapshots read back because this process changed the transaction index meanwhile are read again, at most this many times in a row. */
-const RELOAD_ATTEMPTS = 5;
-
 export class Partitions {
   private readonly map = new Map<string, PartitionLog>();
   private readonly loading = new Map<string, Promise<void>>();
-  /** Partitions being read back, and whether another read-back was asked for meanwhile. */
-  private readonly reloading = new Map<PartitionLog, { again: boolean }>();
   private readonly store: PartitionSnapshots;
   private readonly log: Logger;
+  /** Schedules readBack of a partition between its flushes. */
+  private readonly readBackLater: (p: PartitionLog) => void;
 
-  constructor(options: { store: PartitionSnapshots; log: Logger }) {
+  constructor(options: { store: PartitionSnapshots; log: Logger; readBackLater: (p: PartitionLog) => void }) {
     this.store = options.store;
     this.log = options.log;
+    this.readBackLater = options.readBackLater;
   }
 
   /** The partition's state, loaded from PostgreSQL the first time this process touches its topic. */
@@ -59,39 +57,26 @@ export class Partitions {
         p = new PartitionLog(topicId, s.partition);
         this.map.set(key(topicId, s.partition), p);
       }
-      // A partition whose index changed meanwhile keeps it, and is read back on its own.
-      if (!p.applySnapshot(s, versions.get(p) ?? p.txnVersion)) this.reload(p);
+      // A partition whose index changed meanwhile keeps it, and is read back between its flushes.
+      if (!p.applySnapshot(s, versions.get(p) ?? p.txnVersion)) this.readBackLater(p);
     }
   }
 
   /**
-   * Reads the partition's offsets and transaction index back from
-   * PostgreSQL, in the background: one read per partition at a time, and
-   * one more if asked again meanwhile.
+   * Reads the partition's offsets and transaction index back from PostgreSQL
+   * (the caller runs it between the partition's flushes, so that none changes
+   * the index meanwhile); never throws: a failure is logged, and the next
+   * sign of another broker's appends reads it again.
    */
-  reload(p: PartitionLog): void {
-    const running = this.reloading.get(p);
-    if (running) {
-      running.again = true;
-      return;
+  async readBack(p: PartitionLog): Promise<void> {
+    try {
+      const version = p.txnVersion;
+      const [s] = await this.store.partitionSnapshots(p.topicId, p.partition);
+      // No row: the partition is gone (dropTopic follows). Not applied: a topic load changed it meanwhile and read it back itself.
+      if (s) p.applySnapshot(s, version);
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message, topicId: p.topicId, partition: p.partition, code: 'PGKAFKA_PARTITION_READ_BACK_FAILED' }, "reading a partition's state back failed; the next announcement or append retries");
     }
-    const state = { again: false };
-    this.reloading.set(p, state);
-    void (async () => {
-      try {
-        for (let attempt = 0; attempt < RELOAD_ATTEMPTS; attempt++) {
-          state.again = false;
-          const version = p.txnVersion;
-          const [s] = await this.store.partitionSnapshots(p.topicId, p.partition);
-          if (!s) return; // deleted: dropTopic follows
-          if (p.applySnapshot(s, version) && !state.again) return;
-        }
-      } catch (err) {
-        this.log.warn({ err: (err as Error).message, topicId: p.topicId, partition: p.partition, code: 'PGKAFKA_PARTITION_RELOAD_FAILED' }, 'reading a partition back failed; its next announcement retries');
-      } finally {
-        this.reloading.delete(p);
-      }
-    })();
   }
 
   /** Forgets a deleted topic's partitions, returning them (parked fetches wake and see them gone). */

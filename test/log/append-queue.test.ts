@@ -109,4 +109,23 @@ describe('append queue', () => {
     statements.releaseAll();
     await Promise.all(done);
   });
+
+  it('runs work queued between flushes after the flush under way and before the flushes waiting', async () => {
+    const statements = new HeldStatements();
+    const { queue, flushes } = queueOver(statements);
+    const p = new PartitionLog('t', 0);
+    const order: string[] = [];
+    const first = queue.enqueue(p, [batch(10)]).then(() => order.push('first'));
+    const second = queue.enqueue(p, [batch(10)]).then(() => order.push('second'));
+    queue.between(p, async () => {
+      order.push(`between, ${flushes.length} flush started`);
+    });
+    await tick();
+    statements.releaseAll();
+    await first;
+    await tick();
+    statements.releaseAll();
+    await second;
+    expect(order).toEqual(['first', 'between, 1 flush started', 'second']);
+  });
 });
