@@ -14,6 +14,8 @@ const key = (topicId: string, partition: number) => `${topicId}:${partition}`;
 
 export class Partitions {
   private readonly map = new Map<string, PartitionLog>();
+  /** The loaded partitions of each topic. */
+  private readonly byTopic = new Map<string, PartitionLog[]>();
   private readonly loading = new Map<string, Promise<void>>();
   private readonly store: PartitionSnapshots;
   private readonly log: Logger;
@@ -49,13 +51,16 @@ export class Partitions {
   }
 
   private async loadTopic(topicId: string): Promise<void> {
-    const versions = new Map([...this.map.values()].filter((p) => p.topicId === topicId).map((p) => [p, p.txnVersion]));
+    const versions = new Map((this.byTopic.get(topicId) ?? []).map((p) => [p, p.txnVersion]));
     const snapshots = await this.store.partitionSnapshots(topicId);
     for (const s of snapshots) {
       let p = this.map.get(key(topicId, s.partition));
       if (!p) {
         p = new PartitionLog(topicId, s.partition);
         this.map.set(key(topicId, s.partition), p);
+        const ofTopic = this.byTopic.get(topicId);
+        if (ofTopic) ofTopic.push(p);
+        else this.byTopic.set(topicId, [p]);
       }
       // A partition whose index changed meanwhile keeps it, and is read back between its flushes.
       if (!p.applySnapshot(s, versions.get(p) ?? p.txnVersion)) this.readBackLater(p);
@@ -72,8 +77,8 @@ export class Partitions {
     try {
       const version = p.txnVersion;
       const [s] = await this.store.partitionSnapshots(p.topicId, p.partition);
-      // No row: the partition is gone (dropTopic follows). Not applied: a topic load changed it meanwhile and read it back itself.
-      if (s) p.applySnapshot(s, version);
+      // No row: the partition is gone (dropTopic follows). Not applied: a topic load changed the index meanwhile; read again if that left it short.
+      if (s && !p.applySnapshot(s, version) && p.needsReload) this.readBackLater(p);
     } catch (err) {
       this.log.warn({ err: (err as Error).message, topicId: p.topicId, partition: p.partition, code: 'PGKAFKA_PARTITION_READ_BACK_FAILED' }, "reading a partition's state back failed; the next announcement or append retries");
     }
@@ -81,18 +86,14 @@ export class Partitions {
 
   /** Forgets a deleted topic's partitions, returning them (parked fetches wake and see them gone). */
   dropTopic(topicId: string): PartitionLog[] {
-    const dropped: PartitionLog[] = [];
-    for (const [k, p] of this.map) {
-      if (p.topicId !== topicId) continue;
-      this.map.delete(k);
-      dropped.push(p);
-    }
+    const dropped = this.byTopic.get(topicId) ?? [];
+    this.byTopic.delete(topicId);
+    for (const p of dropped) this.map.delete(key(topicId, p.partition));
     return dropped;
   }
 
   /** Notifications may have been missed: reloads every topic loaded here. */
   async resync(): Promise<void> {
-    const topics = new Set([...this.map.values()].map((p) => p.topicId));
-    await Promise.all([...topics].map((t) => this.loadTopic(t)));
+    await Promise.all([...this.byTopic.keys()].map((t) => this.loadTopic(t)));
   }
 }
