@@ -86,19 +86,25 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const producerStore = new ProducerStore(pool);
   const partitionStore = new PartitionStore(pool, channels.append, channels.topics);
   const announcer = new AppendAnnouncer(pool, channels.append, log);
-  const logs = new LogManager(
-    new LogStore(pool),
+  const logs = new LogManager({
+    store: new LogStore(pool),
     announcer,
     partitionStore,
-    instanceId,
-    config.produceFlushMaxBytes,
-    config.logCleanerChunkBatches,
-    new TailCache(config.fetchCacheMaxBytes),
     producerStore,
+    tail: new TailCache(config.fetchCacheMaxBytes),
+    instanceId,
+    appendQueue: {
+      flushMaxBytes: config.produceFlushMaxBytes,
+      sharedAppendMaxBytes: config.produceSharedAppendMaxBytes,
+      sharedStatementMaxBytes: config.produceSharedStatementMaxBytes,
+      sharedStatementsInFlight: config.produceSharedStatementsInFlight,
+    },
+    cleanerChunkBatches: config.logCleanerChunkBatches,
+    producerIdExpirationMs: config.producerIdExpirationMs,
+    readAheadMaxBytes: config.fetchReadAheadMaxBytes,
+    clock: systemClock,
     log,
-    config.producerIdExpirationMs,
-    config.fetchReadAheadMaxBytes,
-  );
+  });
 
   // Request and commit histograms, fed as the broker serves; nothing is measured when metrics are off.
   const brokerMetrics = config.metricsEnabled ? createBrokerMetrics() : null;
@@ -300,7 +306,15 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   }, BROKER_HEARTBEAT_MS);
   heartbeat.unref();
   const compactor = new Compactor(new CompactionStore(pool), logs, config.logCleanerChunkBatches, log);
-  const cleaner = new LogCleaner(topics, logs, config.logRetentionCheckIntervalMs, log, compactor, config.logCleanerBackoffMs);
+  const cleaner = new LogCleaner({
+    topics,
+    logs,
+    retentionCheckIntervalMs: config.logRetentionCheckIntervalMs,
+    compactor,
+    cleanerBackoffMs: config.logCleanerBackoffMs,
+    clock: systemClock,
+    log,
+  });
   cleaner.start();
   transactions.start();
   const metrics = config.metricsEnabled

@@ -60,9 +60,8 @@ export default defineHandler({
           partitions.push({ partitionIndex, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, errorMessage: null, activeProducers: [] });
           continue;
         }
-        const ids = new Set([...log.producers.keys(), ...log.openTxns.keys()]);
-        const activeProducers = [...ids].map((producerId) => {
-          const entry = log.producers.get(producerId);
+        const activeProducers = log.producerIds().map((producerId) => {
+          const entry = log.producer(producerId);
           const last = entry?.batches.at(-1);
           return {
             producerId,
@@ -70,7 +69,7 @@ export default defineHandler({
             lastSequence: last?.lastSequence ?? -1,
             lastTimestamp: entry?.lastTimestamp ?? -1n,
             coordinatorEpoch: entry?.coordinatorEpoch ?? -1,
-            currentTxnStartOffset: log.openTxns.get(producerId) ?? -1n,
+            currentTxnStartOffset: log.openTxnFirstOffset(producerId) ?? -1n,
           };
         });
         partitions.push({ partitionIndex, errorCode: ErrorCode.NONE, errorMessage: null, activeProducers });

@@ -9,6 +9,7 @@
 // Passes run one at a time, so compaction never rewrites batches retention is
 // deleting; runOnce (tests, tools) runs retention then compaction, so it does
 // not rewrite what is about to go.
+import type { Clock, Timer } from '../clock.js';
 import type { Logger } from '../observability/logger.js';
 import type { Compactor } from './compactor.js';
 import type { LogManager } from './log-manager.js';
@@ -17,35 +18,66 @@ import type { Topic, TopicManager } from './topic-manager.js';
 
 type PassKind = 'retention' | 'compaction';
 
+export interface LogCleanerOptions {
+  topics: TopicManager;
+  logs: LogManager;
+  /** log.retention.check.interval.ms */
+  retentionCheckIntervalMs: number;
+  /** Null: no compaction passes. */
+  compactor: Compactor | null;
+  /** log.cleaner.backoff.ms */
+  cleanerBackoffMs: number;
+  clock: Clock;
+  log: Logger;
+}
+
 export class LogCleaner {
-  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly timers = new Map<PassKind, Timer>();
+  private readonly topics: TopicManager;
+  private readonly logs: LogManager;
+  private readonly retentionCheckIntervalMs: number;
+  private readonly log: Logger;
+  private readonly compactor: Compactor | null;
+  private readonly cleanerBackoffMs: number;
+  private readonly clock: Clock;
   /** The passes queued or under way, in order; a timer's pass already queued is not queued twice. */
   private queue: Promise<void> = Promise.resolve();
   private readonly pending = new Set<PassKind>();
 
-  constructor(
-    private readonly topics: TopicManager,
-    private readonly logs: LogManager,
-    private readonly retentionCheckIntervalMs: number,
-    private readonly log: Logger,
-    private readonly compactor: Compactor | null,
-    private readonly cleanerBackoffMs: number,
-  ) {}
+  constructor(options: LogCleanerOptions) {
+    this.topics = options.topics;
+    this.logs = options.logs;
+    this.retentionCheckIntervalMs = options.retentionCheckIntervalMs;
+    this.log = options.log;
+    this.compactor = options.compactor;
+    this.cleanerBackoffMs = options.cleanerBackoffMs;
+    this.clock = options.clock;
+  }
 
   start(): void {
-    this.timers.push(setInterval(() => void this.schedule('retention'), this.retentionCheckIntervalMs));
-    if (this.compactor) this.timers.push(setInterval(() => void this.schedule('compaction'), this.cleanerBackoffMs));
-    for (const t of this.timers) t.unref();
+    this.every('retention', this.retentionCheckIntervalMs);
+    if (this.compactor) this.every('compaction', this.cleanerBackoffMs);
+  }
+
+  /** Schedules the pass every `ms` on the broker's clock, until stop. */
+  private every(kind: PassKind, ms: number): void {
+    this.timers.set(
+      kind,
+      this.clock.setTimeout(() => {
+        void this.schedule(kind);
+        this.every(kind, ms);
+      }, ms),
+    );
   }
 
   async stop(): Promise<void> {
-    for (const t of this.timers) clearInterval(t);
-    this.timers.length = 0;
+    for (const t of this.timers.values()) t.cancel();
+    this.timers.clear();
     await this.queue;
   }
 
   /** A retention pass and then a compaction pass over every topic, after any pass under way. */
-  runOnce(now = Date.now()): Promise<void> {
+  runOnce(now = this.clock.now()): Promise<void> {
     return this.enqueue(async () => {
       await this.retentionPass(now);
       await this.compactionPass(now);
@@ -57,7 +89,7 @@ export class LogCleaner {
     this.pending.add(kind);
     return this.enqueue(async () => {
       this.pending.delete(kind);
-      const now = Date.now();
+      const now = this.clock.now();
       await (kind === 'retention' ? this.retentionPass(now) : this.compactionPass(now));
     });
   }

@@ -26,7 +26,7 @@ export interface ProducerEntry {
   batches: ProducerBatch[];
   /**
    * With no batches: the sequence at which a batch of this epoch failed here
-   * without being stored, which its retry must start at (see failFlush).
+   * without being stored, which its retry must start at (see ProducerSequences.failed).
    */
   expectedSequence?: number;
 }

@@ -6,13 +6,14 @@
 // while the previous response travels and the client decodes it. One read
 // per partition at a time; their bytes are bounded in total, and a read
 // nobody asks for within a few seconds is dropped.
+import { systemClock, type Clock, type Timer } from '../clock.js';
 import type { StoredBatch } from '../storage/pg/log-store.js';
 
 interface Slot {
   from: bigint;
   reserved: number;
   batches: Promise<StoredBatch[] | null>;
-  timer: NodeJS.Timeout;
+  timer: Timer;
 }
 
 export class ReadAhead {
@@ -22,6 +23,7 @@ export class ReadAhead {
   constructor(
     private readonly maxBytes: number,
     private readonly ttlMs = 5_000,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** Bytes reserved by reads in flight or waiting to be taken. */
@@ -35,8 +37,7 @@ export class ReadAhead {
    */
   start(owner: object, from: bigint, bytes: number, read: () => Promise<StoredBatch[]>): void {
     if (this.slots.has(owner) || this.reserved + bytes > this.maxBytes) return;
-    const timer = setTimeout(() => this.drop(owner), this.ttlMs);
-    timer.unref();
+    const timer = this.clock.setTimeout(() => this.drop(owner), this.ttlMs);
     // A failed read is not reported here: the Fetch that would have used it reads again itself.
     const batches = read().catch(() => null);
     this.slots.set(owner, { from, reserved: bytes, batches, timer });
@@ -55,7 +56,7 @@ export class ReadAhead {
   drop(owner: object): void {
     const slot = this.slots.get(owner);
     if (!slot) return;
-    clearTimeout(slot.timer);
+    slot.timer.cancel();
     this.slots.delete(owner);
     this.reserved -= slot.reserved;
   }

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateTopicsApi, ProduceApi } from '../../src/protocol/messages/index.js';
 import { buildBatch } from '../../src/protocol/records/index.js';
+import { AppendQueue, DEFAULT_APPEND_QUEUE_BOUNDS } from '../../src/log/append-queue.js';
 import { LogStore, type Appended, type BatchToAppend } from '../../src/storage/pg/log-store.js';
 import { createPool } from '../../src/storage/pg/pool.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
@@ -43,15 +44,24 @@ function batchOf(value: string, records = 1): BatchToAppend {
   };
 }
 
+/** The append queue's statement level over a store of its own (no partition flushes: each append is one flush). */
+function sharedAppends(p: pg.Pool) {
+  const queue = new AppendQueue({ bounds: DEFAULT_APPEND_QUEUE_BOUNDS, statements: new LogStore(p), flush: () => Promise.resolve() });
+  return {
+    append: (topicId: string, partition: number, offsetCount: bigint, batches: BatchToAppend[]) => queue.send({ topicId, partition, offsetCount, batches, logEnd: 0n }, null),
+  };
+}
+type SharedAppends = ReturnType<typeof sharedAppends>;
+
 /** One append per partition, all issued at once: the first two go alone, the rest wait and share one statement. */
-function appendToEach(store: LogStore, topicId: string, partitions: number, records = 1): Promise<PromiseSettledResult<Appended | null>[]> {
+function appendToEach(store: SharedAppends, topicId: string, partitions: number, records = 1): Promise<PromiseSettledResult<Appended | null>[]> {
   return Promise.allSettled(Array.from({ length: partitions }, (_, p) => store.append(topicId, p, BigInt(records), [batchOf(`p${p}`, records)])));
 }
 
 describe('appends of several partitions in one statement', () => {
   it('gives each partition its own offsets, written into its batches, in one transaction', async () => {
     const topicId = await createTopic('shared-offsets', 8);
-    const store = new LogStore(pool);
+    const store = sharedAppends(pool);
     // Each partition already holds a batch, so their offsets differ from the start.
     for (let p = 0; p < 8; p++) for (let i = 0; i <= p; i++) await store.append(topicId, p, 2n, [batchOf(`before-${p}-${i}`, 2)]);
     const results = await appendToEach(store, topicId, 8, 3);
@@ -78,7 +88,7 @@ describe('appends of several partitions in one statement', () => {
 
   it('fails every append of a statement that fails, and stores none of them', async () => {
     const topicId = await createTopic('shared-failure', 8);
-    const store = new LogStore(pool);
+    const store = sharedAppends(pool);
     // A row already at partition 5's next offset: its insert breaks the primary key, and with it the statement it shares.
     await broker.query(
       `INSERT INTO batches (topic_id, partition, base_offset, last_offset, record_count, first_timestamp, max_timestamp,
@@ -100,7 +110,7 @@ describe('appends of several partitions in one statement', () => {
 
   it('answers null for a partition that no longer exists, and appends the others of its statement', async () => {
     const topicId = await createTopic('shared-missing', 8);
-    const store = new LogStore(pool);
+    const store = sharedAppends(pool);
     await broker.query('DELETE FROM partitions WHERE topic_id = $1 AND partition = 6', [topicId]);
     const results = await appendToEach(store, topicId, 8);
     const values = results.map((r) => (r as PromiseFulfilledResult<Appended | null>).value);
@@ -142,7 +152,7 @@ describe('appends of several partitions in one statement', () => {
 
   it('sends no statement for a partition while another statement holding it is in flight', async () => {
     const topicId = await createTopic('shared-in-flight', 2);
-    const store = new LogStore(pool);
+    const store = sharedAppends(pool);
     // Another transaction holds partition 0's row: the first append's statement waits on it.
     const holder = new pg.Client({ connectionString: broker.databaseUrl, options: `-c search_path=${broker.schema}` });
     await holder.connect();
@@ -167,7 +177,7 @@ describe('appends of several partitions in one statement', () => {
 
   it('puts two appends of one partition in different statements, in the order they came', async () => {
     const topicId = await createTopic('shared-same-partition', 4);
-    const store = new LogStore(pool);
+    const store = sharedAppends(pool);
     const results = await Promise.all([
       store.append(topicId, 0, 1n, [batchOf('zero')]),
       store.append(topicId, 1, 1n, [batchOf('one')]),
@@ -203,7 +213,7 @@ describe('appends of several partitions in one statement', () => {
         await locker.query('BEGIN');
         await locker.query(`SELECT 1 FROM ${broker.schema}.partitions WHERE topic_id = $1 AND partition = ANY($2) FOR UPDATE`, [topicId, held]);
       }
-      const stores = pools.map((p) => new LogStore(p));
+      const stores = pools.map((p) => sharedAppends(p));
       const appended = stores.map((store, s) => {
         const first = [12, 13].map((p) => store.append(topicId, p, 1n, [batchOf(`${s}-${p}`)]));
         // One broker is handed the partitions upwards, the other downwards.

@@ -15,7 +15,7 @@
 //    committed, at that base offset; none means not stored.
 // None of this runs on the hot path: a statement that answers costs nothing more.
 import pg from 'pg';
-import { byteaArray, int4Array, int8Array } from './binary-array.js';
+import { byteaArray, int4Array, int8Array } from './wire/binary-array.js';
 
 /** The batch header bytes from the magic byte through the record count: everything the broker leaves as sent (CRC included). */
 const HEAD_FROM = 16;

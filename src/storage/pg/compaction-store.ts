@@ -2,8 +2,8 @@
 // ends and how dirty it is, reading batches in bounded chunks, rewriting or
 // deleting compacted batches in place, and the per-partition checkpoint.
 import type pg from 'pg';
-import { byteaArray, int4Array, int8Array } from './binary-array.js';
-import { copyRows } from './copy-binary.js';
+import { byteaArray, int4Array, int8Array } from './wire/binary-array.js';
+import { copyRows } from './wire/copy-binary.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

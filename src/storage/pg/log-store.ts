@@ -1,8 +1,8 @@
 import pg from 'pg';
-import { boolArray, byteaArray, byteaArrayChunks, int2Array, int4Array, int8Array } from './binary-array.js';
-import { copyRows } from './copy-binary.js';
+import { boolArray, byteaArray, byteaArrayChunks, int2Array, int4Array, int8Array } from './wire/binary-array.js';
+import { copyRows } from './wire/copy-binary.js';
 import { OutcomeUnknown, runAppendStatement, settleLostAppends, type LostAppend, type Settled } from './append-outcome.js';
-import { AppendQuery, type BindValue } from './append-query.js';
+import { AppendQuery, type BindValue } from './wire/append-query.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -27,25 +27,30 @@ export interface TxnChanges {
   ended: { producerId: bigint; relativeOffset: bigint; commit: boolean }[];
 }
 
-/** A partition's open transaction: the producer and the first offset of its transaction here. */
-export interface OpenTxn {
-  partition: number;
-  producerId: bigint;
-  firstOffset: bigint;
-}
-
 export interface StoredBatch {
   baseOffset: bigint;
   lastOffset: bigint;
   data: Buffer;
 }
 
-export interface PartitionState {
+/** A partition's offsets and transaction index, read in one snapshot. */
+export interface PartitionSnapshotRow {
   partition: number;
   highWatermark: bigint;
   logStartOffset: bigint;
   leaderEpoch: number;
+  /** Producer id → first offset of its open transaction. */
+  openTxns: Map<bigint, bigint>;
+  hasAbortedTxns: boolean;
 }
+
+// One row per open transaction (or one without), in one snapshot with the offsets.
+const PARTITION_SNAPSHOTS_SQL = `
+SELECT p.partition, p.next_offset, p.log_start_offset, p.leader_epoch, o.producer_id, o.first_offset,
+       EXISTS (SELECT 1 FROM aborted_txns a WHERE a.topic_id = p.topic_id AND a.partition = p.partition) AS has_aborted
+FROM partitions p LEFT JOIN open_txns o ON o.topic_id = p.topic_id AND o.partition = p.partition
+WHERE p.topic_id = $1 AND ($2::int4 IS NULL OR p.partition = $2)
+ORDER BY p.partition`;
 
 // Assigns offsets and inserts every batch of one flush in a single statement
 // (one implicit transaction): the UPDATE takes the partition row's lock, so
@@ -139,17 +144,6 @@ const APPEND_TXN = { name: 'pgkafka_append_txn', text: APPEND_TXN_SQL };
 const APPEND_MANY = { name: 'pgkafka_append_many', text: APPEND_MANY_SQL };
 
 /**
- * Appends up to this many bytes may share a statement with other
- * partitions' appends; larger ones go alone, so that PostgreSQL works on
- * them in parallel backends.
- */
-const SHARED_APPEND_MAX_BYTES = 64 * 1024;
-/** Most bytes of appends in one shared statement. */
-const SHARED_STATEMENT_MAX_BYTES = 1024 * 1024;
-/** Shared statements in flight at once; appends that arrive meanwhile wait and go together in the next. */
-const SHARED_STATEMENTS_IN_FLIGHT = 2;
-
-/**
  * The parameters of APPEND_SQL: the partition, the offsets the flush spans and
  * the batches as binary arrays. With `chunked`, the
  * batches' bytes are left in place as pieces of the bytea[] (for AppendQuery).
@@ -201,40 +195,29 @@ export interface Appended {
   logStartOffset: bigint;
 }
 
-interface SharedAppend {
+/** One partition's append as the store takes it: batches spanning `offsetCount` offsets, and the log end the caller last saw (see append). */
+export interface StoreAppend {
   topicId: string;
   partition: number;
   offsetCount: bigint;
   batches: readonly BatchToAppend[];
   logEnd: bigint;
-  bytes: number;
-  resolve: (appended: Appended | null) => void;
-  reject: (err: unknown) => void;
 }
 
 /** An append of a statement that was not stored (see settleLostAppends). */
 export class AppendNotStored extends Error {}
 
-/** The log's rows: appends, reads and offset look-ups. */
+/** The log's rows: appends, reads and offset look-ups. Which appends share a statement is the caller's choice (log/append-queue.ts). */
 export class LogStore {
-  /** Small appends waiting for a shared statement (see append). */
-  private readonly sharedWaiting: SharedAppend[] = [];
-  private sharedInFlight = 0;
-  /** The partitions (topic id:partition) that the shared statements in flight append to. */
-  private readonly partitionsInFlight = new Set<string>();
   /** Told of each statement whose connection was lost and how its appends were settled (for the log). */
   lostAppendObserver: ((lost: Error, settled: { topicId: string; partition: number; outcome: string }[], ms: number) => void) | null = null;
 
   constructor(private readonly pool: pg.Pool) {}
 
   /**
-   * Appends batches spanning `offsetCount` offsets; null if the partition
-   * does not exist. Small appends of different partitions that are ready
-   * while earlier ones commit share one statement: one transaction, one
-   * WAL flush and one round trip instead of one each (a commit costs
-   * PostgreSQL far more CPU than the rows of a small batch). A statement
-   * holds each partition once. Appends that open or end transactions go
-   * alone.
+   * Appends batches spanning `offsetCount` offsets in a statement of its own
+   * (APPEND_TXN_SQL when it opens or ends transactions); null if the
+   * partition does not exist.
    *
    * `logEnd` is the partition's log end as the caller last saw it (the
    * append lands at or after it). If the connection is lost before the
@@ -252,69 +235,15 @@ export class LogStore {
     logEnd = 0n,
   ): Promise<Appended | null> {
     const withTxn = txn !== null && (txn.opened.length > 0 || txn.ended.length > 0);
-    let bytes = 0;
-    for (const b of batches) bytes += b.data.length;
-    if (withTxn || bytes > SHARED_APPEND_MAX_BYTES) return this.appendAlone(topicId, partition, offsetCount, batches, withTxn ? txn : null, logEnd);
-    return new Promise((resolve, reject) => {
-      this.sharedWaiting.push({ topicId, partition, offsetCount, batches, logEnd, bytes, resolve, reject });
-      this.sendShared();
-    });
+    return this.appendAlone(topicId, partition, offsetCount, batches, withTxn ? txn : null, logEnd);
   }
 
-  private sendShared(): void {
-    while (this.sharedInFlight < SHARED_STATEMENTS_IN_FLIGHT && this.sharedWaiting.length > 0) {
-      // In arrival order, up to the byte bound, each partition once, and none
-      // that a statement in flight holds (two statements in flight commit in
-      // either order): an append left for a later statement holds back the
-      // later ones of its partition.
-      const taken: SharedAppend[] = [];
-      const left: SharedAppend[] = [];
-      const seen = new Set<string>();
-      let bytes = 0;
-      for (const a of this.sharedWaiting) {
-        const key = `${a.topicId}:${a.partition}`;
-        if (seen.has(key) || this.partitionsInFlight.has(key) || (taken.length > 0 && bytes + a.bytes > SHARED_STATEMENT_MAX_BYTES)) left.push(a);
-        else {
-          taken.push(a);
-          bytes += a.bytes;
-        }
-        seen.add(key);
-      }
-      if (taken.length === 0) return;
-      this.sharedWaiting.splice(0, this.sharedWaiting.length, ...left);
-      this.sharedInFlight++;
-      const keys = taken.map((a) => `${a.topicId}:${a.partition}`);
-      for (const k of keys) this.partitionsInFlight.add(k);
-      const done = () => {
-        this.sharedInFlight--;
-        for (const k of keys) this.partitionsInFlight.delete(k);
-      };
-      const sent =
-        taken.length === 1
-          ? this.appendAlone(taken[0]!.topicId, taken[0]!.partition, taken[0]!.offsetCount, taken[0]!.batches, null, taken[0]!.logEnd).then((appended) => [appended])
-          : this.appendMany(taken);
-      // Counted out before the callers hear, so appends they make in reply see the statement gone.
-      void sent.then(
-        (results) => {
-          done();
-          taken.forEach((a, i) => {
-            const result = results[i]!;
-            if (result instanceof Error) a.reject(result);
-            else a.resolve(result);
-          });
-          this.sendShared();
-        },
-        (err: unknown) => {
-          done();
-          taken.forEach((a) => a.reject(err));
-          this.sendShared();
-        },
-      );
-    }
-  }
-
-  /** Several partitions' appends in one statement; each one's result (null: no such partition; an error: not stored), in the order given. */
-  private async appendMany(appends: readonly SharedAppend[]): Promise<(Appended | null | AppendNotStored)[]> {
+  /**
+   * Several partitions' appends (none opening or ending a transaction, each
+   * partition once) in one statement, so one transaction and one commit; each
+   * one's result (null: no such partition; an error: not stored), in the order given.
+   */
+  async appendMany(appends: readonly StoreAppend[]): Promise<(Appended | null | AppendNotStored)[]> {
     for (const a of appends) if (!UUID.test(a.topicId)) throw new Error(`not a topic id: ${a.topicId}`);
     const rows = appends.flatMap((a, i) => a.batches.map((batch) => ({ idx: i + 1, batch })));
     const params: BindValue[] = [
@@ -399,21 +328,6 @@ export class LogStore {
     return out;
   }
 
-  /** The topic's open transactions, per partition and producer. */
-  async openTransactions(topicId: string): Promise<OpenTxn[]> {
-    const { rows } = await this.pool.query<{ partition: number; producer_id: bigint; first_offset: bigint }>(
-      'SELECT partition, producer_id, first_offset FROM open_txns WHERE topic_id = $1',
-      [topicId],
-    );
-    return rows.map((r) => ({ partition: r.partition, producerId: r.producer_id, firstOffset: r.first_offset }));
-  }
-
-  /** The topic's partitions that have aborted transactions recorded. */
-  async partitionsWithAbortedTxns(topicId: string): Promise<number[]> {
-    const { rows } = await this.pool.query<{ partition: number }>('SELECT DISTINCT partition FROM aborted_txns WHERE topic_id = $1', [topicId]);
-    return rows.map((r) => r.partition);
-  }
-
   /** Aborted transactions overlapping [from, to): what a read_committed fetch of that range must drop. */
   async abortedTransactions(topicId: string, partition: number, from: bigint, to: bigint): Promise<{ producerId: bigint; firstOffset: bigint }[]> {
     const { rows } = await this.pool.query<{ producer_id: bigint; first_offset: bigint }>(
@@ -424,12 +338,25 @@ export class LogStore {
     return rows.map((r) => ({ producerId: r.producer_id, firstOffset: r.first_offset }));
   }
 
-  async partitionStates(topicId: string): Promise<PartitionState[]> {
-    const { rows } = await this.pool.query<{ partition: number; next_offset: bigint; log_start_offset: bigint; leader_epoch: number }>(
-      'SELECT partition, next_offset, log_start_offset, leader_epoch FROM partitions WHERE topic_id = $1 ORDER BY partition',
-      [topicId],
-    );
-    return rows.map((r) => ({ partition: r.partition, highWatermark: r.next_offset, logStartOffset: r.log_start_offset, leaderEpoch: r.leader_epoch }));
+  /**
+   * The topic's partitions (or the one given) as one snapshot sees them:
+   * offsets and transaction index together, so the open transactions are
+   * exactly those below the high watermark read.
+   */
+  async partitionSnapshots(topicId: string, partition: number | null = null): Promise<PartitionSnapshotRow[]> {
+    const { rows } = await this.pool.query<{
+      partition: number; next_offset: bigint; log_start_offset: bigint; leader_epoch: number; has_aborted: boolean; producer_id: bigint | null; first_offset: bigint | null;
+    }>({ name: 'pgkafka_partition_snapshots', text: PARTITION_SNAPSHOTS_SQL, values: [topicId, partition] });
+    const out = new Map<number, PartitionSnapshotRow>();
+    for (const r of rows) {
+      let s = out.get(r.partition);
+      if (!s) {
+        s = { partition: r.partition, highWatermark: r.next_offset, logStartOffset: r.log_start_offset, leaderEpoch: r.leader_epoch, hasAbortedTxns: r.has_aborted, openTxns: new Map() };
+        out.set(r.partition, s);
+      }
+      if (r.producer_id !== null && r.first_offset !== null) s.openTxns.set(r.producer_id, r.first_offset);
+    }
+    return [...out.values()];
   }
 
   /** The first batch whose max timestamp is at or after `timestamp`, at or after the log start. */

@@ -1,0 +1,64 @@
+// ListOffsets: the offset for a timestamp, or for one of Kafka's special
+// timestamps (-1 latest, -2 earliest, -3 max timestamp, -4 earliest local,
+// -5 latest tiered).
+import { ErrorCode } from '../protocol/errors.js';
+import { decodeRecords, readBatchHeaderAt } from '../protocol/records/index.js';
+import type { StoredBatch } from '../storage/pg/log-store.js';
+import { READ_COMMITTED, READ_UNCOMMITTED } from './log-reader.js';
+import type { PartitionLog } from './partition-log.js';
+
+export interface OffsetLookup {
+  errorCode: number;
+  offset: bigint;
+  timestamp: bigint;
+}
+
+export const EARLIEST_TIMESTAMP = -2n;
+export const LATEST_TIMESTAMP = -1n;
+export const MAX_TIMESTAMP = -3n;
+export const EARLIEST_LOCAL_TIMESTAMP = -4n;
+export const LATEST_TIERED_TIMESTAMP = -5n;
+
+/** The batches the look-ups read (LogStore). */
+export interface TimestampIndex {
+  firstBatchWithTimestampAtLeast(topicId: string, partition: number, timestamp: bigint, logStartOffset: bigint): Promise<StoredBatch | null>;
+  batchWithMaxTimestamp(topicId: string, partition: number, logStartOffset: bigint): Promise<StoredBatch | null>;
+}
+
+export async function offsetForTimestamp(store: TimestampIndex, p: PartitionLog, timestamp: bigint, isolationLevel = READ_UNCOMMITTED): Promise<OffsetLookup> {
+  const none = ErrorCode.NONE;
+  const notFound = { errorCode: none, offset: -1n, timestamp: -1n };
+  if (timestamp === LATEST_TIMESTAMP) {
+    return { errorCode: none, offset: isolationLevel === READ_COMMITTED ? p.lastStableOffset : p.highWatermark, timestamp: -1n };
+  }
+  if (timestamp === EARLIEST_TIMESTAMP || timestamp === EARLIEST_LOCAL_TIMESTAMP) return { errorCode: none, offset: p.logStartOffset, timestamp: -1n };
+  // No tiered storage here: nothing is tiered, as Kafka answers when remote storage is disabled.
+  if (timestamp === LATEST_TIERED_TIMESTAMP) return notFound;
+  if (timestamp === MAX_TIMESTAMP) {
+    const batch = await store.batchWithMaxTimestamp(p.topicId, p.partition, p.logStartOffset);
+    if (!batch) return notFound;
+    return findInBatch(batch.data, batch.baseOffset, (ts, best) => best === null || ts > best) ?? notFound;
+  }
+  if (timestamp < 0n) return { errorCode: ErrorCode.INVALID_REQUEST, offset: -1n, timestamp: -1n };
+  const batch = await store.firstBatchWithTimestampAtLeast(p.topicId, p.partition, timestamp, p.logStartOffset);
+  if (!batch) return notFound;
+  return findInBatch(batch.data, batch.baseOffset, (ts, best) => best === null && ts >= timestamp) ?? notFound;
+}
+
+/** Scans a stored batch's records; `better(ts, best)` says whether a record should replace the current pick. */
+function findInBatch(data: Buffer, baseOffset: bigint, better: (ts: bigint, best: bigint | null) => boolean): OffsetLookup | null {
+  const header = readBatchHeaderAt(data, 0);
+  if (!header) return null;
+  if (header.timestampType === 1) {
+    // LogAppendTime: every record carries the batch's max timestamp.
+    return better(header.maxTimestamp, null) ? { errorCode: ErrorCode.NONE, offset: baseOffset, timestamp: header.maxTimestamp } : null;
+  }
+  const { records, error } = decodeRecords(data, header);
+  if (error) return null;
+  let best: OffsetLookup | null = null;
+  for (const r of records) {
+    const ts = header.baseTimestamp + r.timestampDelta;
+    if (better(ts, best?.timestamp ?? null)) best = { errorCode: ErrorCode.NONE, offset: baseOffset + BigInt(r.offsetDelta), timestamp: ts };
+  }
+  return best;
+}
