@@ -9,7 +9,7 @@ const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 /** Runs `COPY (query) TO STDOUT (FORMAT binary)` and returns each row's fields as raw bytes (null for SQL NULL). */
 export async function copyRows(pool: pg.Pool, query: string): Promise<(Buffer | null)[][]> {
   const client = await pool.connect();
-  let chunks: Buffer[] = [];
+  let chunks: Buffer[];
   try {
     const stream = client.query(copyTo(`COPY (${query}) TO STDOUT (FORMAT binary)`));
     chunks = await new Promise<Buffer[]>((resolve, reject) => {
