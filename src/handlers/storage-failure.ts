@@ -10,7 +10,7 @@ import { LogCode } from '../observability/log-codes.js';
 
 const { KAFKA_STORAGE_ERROR, COORDINATOR_NOT_AVAILABLE, REQUEST_TIMED_OUT, UNKNOWN_SERVER_ERROR } = ErrorCode;
 
-/** Close the connection instead of answering (the SASL exchange, as Kafka's authenticator does). */
+/** Close the connection instead of answering (the SASL exchange, as Kafka's authenticator does; Metadata). */
 export const CLOSE = null;
 
 /**
@@ -26,7 +26,9 @@ export const INTERNAL_FAILURE_CODES: ReadonlyMap<number, number | typeof CLOSE> 
   [0, KAFKA_STORAGE_ERROR], // Produce
   [1, KAFKA_STORAGE_ERROR], // Fetch
   [2, KAFKA_STORAGE_ERROR], // ListOffsets
-  [3, REQUEST_TIMED_OUT], // Metadata
+  // Kafka's Metadata never fails (its metadata cache answers); an answer without brokers makes clients
+  // give up (kafkajs: KafkaJSBrokerNotFound), a closed connection they retry.
+  [3, CLOSE], // Metadata
   [8, COORDINATOR_NOT_AVAILABLE], // OffsetCommit
   [9, COORDINATOR_NOT_AVAILABLE], // OffsetFetch
   [10, COORDINATOR_NOT_AVAILABLE], // FindCoordinator

@@ -111,4 +111,5 @@ describe('PostgreSQL down under a running broker', () => {
     expect(answer).toBe(0);
     expect(client.closed).toBe(false);
   });
+
 });
