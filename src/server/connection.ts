@@ -346,19 +346,27 @@ export class Connection {
     if (this.log.isLevelEnabled('debug')) ctx.log.debug({ clientId: header.clientId }, 'request');
     // An internal failure (PostgreSQL unreachable, a bug): answered with the
     // code Kafka gives when that API's store fails, the request's resources
-    // echoed, as Kafka's handleError does; closed only where Kafka closes
-    // (SASL, Produce with acks=0).
+    // echoed, as Kafka's handleError does; closed where Kafka closes (SASL,
+    // Produce with acks=0) and for Metadata (see storage-failure.ts).
     const failed = (err: unknown): Buffer[] | null => {
       const errorCode = internalFailureCode(apiKey);
-      const response = errorCode === CLOSE ? null : handler.codec.errorResponse(request, apiVersion, errorCode);
       const detail = { err: (err as Error).message, stack: (err as Error).stack, code: LogCode.HANDLER_FAILED };
-      if (response === null) {
+      let answer: Buffer[] | null = null;
+      if (errorCode !== CLOSE) {
+        try {
+          const response = handler.codec.errorResponse(request, apiVersion, errorCode);
+          answer = response === null ? null : encode(response);
+        } catch (encodeErr) {
+          ctx.log.error({ err: (encodeErr as Error).message, code: LogCode.HANDLER_FAILED }, 'error response could not be built');
+        }
+      }
+      if (answer === null) {
         ctx.log.error({ ...detail, answer: 'connection closed' }, 'request failed');
         this.close('internal error', err);
         return null;
       }
       ctx.log.error({ ...detail, errorCode, answer: errorName(errorCode!) }, 'request failed');
-      return encode(response);
+      return answer;
     };
     const encode = (response: Input<unknown> | null): Buffer[] | null => {
       if (response === null || this.closed) return null;
