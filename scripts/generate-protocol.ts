@@ -7,6 +7,7 @@
 import { readFileSync, readdirSync, writeFileSync, mkdirSync, existsSync, unlinkSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { ERROR_RESPONSES, genErrorResponse, type EchoStruct } from "./error-responses.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const SPEC_DIR = join(ROOT, "protocol-spec", "messages");
@@ -675,6 +676,16 @@ function genMessage(ctx: Ctx): { interfaces: string[]; functions: string[] } {
   return { interfaces, functions };
 }
 
+/** A response struct as the error-response builder sees it (scripts/error-responses.ts). */
+function echoStruct(ctx: Ctx, s: Struct): EchoStruct {
+  const fields = new Map<string, EchoStruct | "scalar" | "array">();
+  for (const f of s.fields) {
+    const t = elemType(f.type);
+    fields.set(camel(f.name), isArray(f) ? (isStructType(t) ? echoStruct(ctx, structOf(ctx, f)) : "array") : "scalar");
+  }
+  return { tsName: s.tsName, fields, hasErrorCode: s.fields.some((f) => f.name === "ErrorCode") };
+}
+
 // ---------------------------------------------------------------------------
 // Files
 
@@ -748,6 +759,8 @@ function generate(): Map<string, string> {
     const b = genMessage(rsCtx);
     const { body, typeImports, valueImports } = commonBody([a, b]);
     typeImports.unshift("ApiCodec");
+    const resHull = parseRange(res.validVersions)!;
+    body.push("", ...genErrorResponse(stem, req.name, res.name, echoStruct(rsCtx, rsCtx.structs.get("")!), (v) => cond(parseRange(v), resHull)));
     const flex = parseRange(req.flexibleVersions);
     const fm = flex === null ? Infinity : flex.min;
     flexMin.set(req.apiKey, fm);
@@ -764,11 +777,15 @@ function generate(): Map<string, string> {
       `  writeRequest: write${req.name},`,
       `  readResponse: read${res.name},`,
       `  writeResponse: write${res.name},`,
+      `  errorResponse: error${res.name},`,
       "};",
     );
     const file = kebab(stem) + ".ts";
     out.set(file, fileText(typeImports, valueImports, body));
     apis.push({ stem, file, key: req.apiKey });
+  }
+  for (const api of Object.keys(ERROR_RESPONSES)) {
+    if (!apis.some((a) => a.stem === api)) throw new Error(`error response table names an unknown API ${api}`);
   }
 
   const extra: string[] = [];

@@ -32,12 +32,8 @@ export default defineHandler({
     }));
     const errors = bindings.map(bindingError);
     const valid = bindings.filter((_, i) => errors[i] === null);
-    try {
-      await authorizer.create(valid);
-    } catch (err) {
-      ctx.log.error({ err: (err as Error).message }, 'CreateAcls failed');
-      return all(ErrorCode.UNKNOWN_SERVER_ERROR, 'The ACLs could not be stored');
-    }
+    // A PostgreSQL failure here is answered by the connection (REQUEST_TIMED_OUT, retriable).
+    await authorizer.create(valid);
     return {
       throttleTimeMs: 0,
       results: errors.map((e) => (e === null ? { errorCode: ErrorCode.NONE, errorMessage: null } : { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: e })),

@@ -22,13 +22,8 @@ export default defineHandler({
     if (!clusterAllowed(ctx, AclOperation.ALTER)) return all(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, null);
     const filters = request.filters.map(aclFilterOf);
     const errors = filters.map(filterError);
-    let matched;
-    try {
-      matched = await authorizer.delete(filters.filter((_, i) => errors[i] === null));
-    } catch (err) {
-      ctx.log.error({ err: (err as Error).message }, 'DeleteAcls failed');
-      return all(ErrorCode.UNKNOWN_SERVER_ERROR, 'The ACLs could not be deleted');
-    }
+    // A PostgreSQL failure here is answered by the connection (REQUEST_TIMED_OUT, retriable).
+    const matched = await authorizer.delete(filters.filter((_, i) => errors[i] === null));
     let next = 0;
     return {
       throttleTimeMs: 0,

@@ -7,6 +7,7 @@
 // and the connection stays, as on Kafka.
 import { SaslAuthenticateApi } from '../protocol/messages/index.js';
 import { defineHandler } from './types.js';
+import { LogCode } from '../observability/log-codes.js';
 
 export default defineHandler({
   codec: SaslAuthenticateApi,
@@ -14,7 +15,7 @@ export default defineHandler({
   maxVersion: 2,
   async handle(ctx, request) {
     const result = await ctx.session.authenticate(request.authBytes, ctx.apiVersion);
-    if (result.errorCode !== 0) ctx.log.warn({ errorCode: result.errorCode, reason: result.errorMessage, code: 'PGKAFKA_AUTHENTICATION_FAILED' }, 'SASL authentication failed');
+    if (result.errorCode !== 0) ctx.log.warn({ errorCode: result.errorCode, reason: result.errorMessage, code: LogCode.AUTHENTICATION_FAILED }, 'SASL authentication failed');
     else if (ctx.session.authenticated) ctx.log.debug({ principal: ctx.session.principal }, 'SASL step');
     return result;
   },

@@ -68,8 +68,27 @@ export const handlers: Handler[] = [
 export class HandlerRegistry {
   private readonly byKey = new Map<number, Handler>();
 
+  /**
+   * Refuses, as kfake's regKey panics, a second handler for one API key and a
+   * version range the codec cannot read and write: the broker would otherwise
+   * advertise versions it cannot serve.
+   */
   constructor(list: Handler[] = handlers) {
-    for (const h of list) this.byKey.set(h.codec.apiKey, h);
+    for (const h of list) {
+      const { apiKey, name, minVersion, maxVersion } = h.codec;
+      const other = this.byKey.get(apiKey);
+      if (other) throw new Error(`two handlers for API key ${apiKey} (${other.codec.name} and ${name})`);
+      if (!Number.isInteger(h.minVersion) || !Number.isInteger(h.maxVersion) || h.minVersion > h.maxVersion) {
+        throw new Error(`${name} handler serves an empty or malformed version range ${h.minVersion}-${h.maxVersion}`);
+      }
+      if (h.minVersion < minVersion || h.maxVersion > maxVersion) {
+        throw new Error(`${name} handler serves versions ${h.minVersion}-${h.maxVersion}, beyond its codec's ${minVersion}-${maxVersion}`);
+      }
+      if (h.advertisedMinVersion !== undefined && h.advertisedMinVersion > h.minVersion) {
+        throw new Error(`${name} handler advertises from v${h.advertisedMinVersion}, above the v${h.minVersion} it serves`);
+      }
+      this.byKey.set(apiKey, h);
+    }
   }
 
   get(apiKey: number): Handler | undefined {

@@ -9,6 +9,9 @@ import { Reader } from '../protocol/codec/reader.js';
 import { Writer } from '../protocol/codec/writer.js';
 import { readRequestHeader, requestHeaderVersion, responseHeaderVersion, writeResponseHeader } from '../protocol/messages/index.js';
 import { FrameDecoder, FrameSizeError } from './framing.js';
+import { CLOSE, internalFailureCode } from '../handlers/storage-failure.js';
+import { errorName } from '../protocol/errors.js';
+import { LogCode } from '../observability/log-codes.js';
 
 const API_VERSIONS_KEY = 18;
 const PRODUCE_KEY = 0;
@@ -286,11 +289,11 @@ export class Connection {
     try {
       challenge = await this.session.rawToken(token);
     } catch (err) {
-      this.log.error({ err: (err as Error).message, code: 'PGKAFKA_HANDLER_FAILED' }, 'SASL authentication failed internally');
+      this.log.error({ err: (err as Error).message, code: LogCode.HANDLER_FAILED }, 'SASL authentication failed internally');
       return this.close('internal error', err);
     }
     if (challenge === null) {
-      this.log.warn({ code: 'PGKAFKA_AUTHENTICATION_FAILED' }, 'SASL authentication failed (SaslHandshake v0 flow)');
+      this.log.warn({ code: LogCode.AUTHENTICATION_FAILED }, 'SASL authentication failed (SaslHandshake v0 flow)');
       return this.close('SASL authentication failed');
     }
     const size = Buffer.allocUnsafe(4);
@@ -341,12 +344,29 @@ export class Connection {
       },
     };
     if (this.log.isLevelEnabled('debug')) ctx.log.debug({ clientId: header.clientId }, 'request');
-    const failed = (err: unknown) => {
-      // Internal failure (e.g. PostgreSQL unreachable): the client sees a
-      // network error, which every client treats as retriable.
-      ctx.log.error({ err: (err as Error).message, stack: (err as Error).stack, code: 'PGKAFKA_HANDLER_FAILED' }, 'request failed');
-      this.close('internal error', err);
-      return null;
+    // An internal failure (PostgreSQL unreachable, a bug): answered with the
+    // code Kafka gives when that API's store fails, the request's resources
+    // echoed, as Kafka's handleError does; closed where Kafka closes (SASL,
+    // Produce with acks=0) and for Metadata (see storage-failure.ts).
+    const failed = (err: unknown): Buffer[] | null => {
+      const errorCode = internalFailureCode(apiKey);
+      const detail = { err: (err as Error).message, stack: (err as Error).stack, code: LogCode.HANDLER_FAILED };
+      let answer: Buffer[] | null = null;
+      if (errorCode !== CLOSE) {
+        try {
+          const response = handler.codec.errorResponse(request, apiVersion, errorCode);
+          answer = response === null ? null : encode(response);
+        } catch (encodeErr) {
+          ctx.log.error({ err: (encodeErr as Error).message, code: LogCode.HANDLER_FAILED }, 'error response could not be built');
+        }
+      }
+      if (answer === null) {
+        ctx.log.error({ ...detail, answer: 'connection closed' }, 'request failed');
+        this.close('internal error', err);
+        return null;
+      }
+      ctx.log.error({ ...detail, errorCode, answer: errorName(errorCode!) }, 'request failed');
+      return answer;
     };
     const encode = (response: Input<unknown> | null): Buffer[] | null => {
       if (response === null || this.closed) return null;
@@ -361,7 +381,7 @@ export class Connection {
     try {
       response = await handler.handle(ctx, request);
     } catch (err) {
-      failed(err);
+      this.respondInOrder(failed(err), handler.codec.name, receivedAt);
       return;
     }
     if (response instanceof Deferred) {

@@ -7,6 +7,7 @@ import type { ListenerSpec } from '../config/listeners.js';
 import { SecuritySession, type SecurityOptions } from '../security/session.js';
 import { tlsPrincipal } from '../security/tls.js';
 import { Connection, type PipelineLimits, type RequestObserver } from './connection.js';
+import { LogCode } from '../observability/log-codes.js';
 
 export interface KafkaServerOptions {
   /** One socket server per listener; SSL and SASL_SSL listeners need `tls`. */
@@ -47,7 +48,7 @@ export class KafkaServer {
         : createServer((socket) => this.accept(listener, socket, null));
       if (tls) {
         server.on('tlsClientError', (err: Error, socket: TLSSocket) =>
-          this.log.warn({ listener: listener.name, remote: `${socket.remoteAddress}:${socket.remotePort}`, err: err.message, code: 'PGKAFKA_TLS_HANDSHAKE_FAILED' }, 'TLS handshake failed'),
+          this.log.warn({ listener: listener.name, remote: `${socket.remoteAddress}:${socket.remotePort}`, err: err.message, code: LogCode.TLS_HANDSHAKE_FAILED }, 'TLS handshake failed'),
         );
       }
       this.servers.push({ listener, server });
@@ -60,7 +61,7 @@ export class KafkaServer {
     const ip = socket.remoteAddress ?? 'unknown';
     const fromIp = this.perIp.get(ip) ?? 0;
     if (this.connections.size >= this.options.maxConnections || fromIp >= this.options.maxConnectionsPerIp) {
-      log.warn({ connections: this.connections.size, fromIp, code: 'PGKAFKA_CONNECTION_LIMIT' }, 'connection refused: max.connections or max.connections.per.ip reached');
+      log.warn({ connections: this.connections.size, fromIp, code: LogCode.CONNECTION_LIMIT }, 'connection refused: max.connections or max.connections.per.ip reached');
       socket.destroy();
       return;
     }

@@ -64,6 +64,8 @@ function boundStatement(frame: Buffer): string {
 
 export class PgProxy {
   private armed: Armed | null = null;
+  /** PostgreSQL "down": every connection is cut and new ones are closed on arrival. */
+  private down = false;
   private readonly sockets = new Set<Socket>();
   /** Cuts made so far, by point. */
   readonly cuts: string[] = [];
@@ -104,12 +106,26 @@ export class PgProxy {
     this.armed = null;
   }
 
+  /** Cuts every connection and refuses new ones until `up()`, as a PostgreSQL that went away. */
+  goDown(): void {
+    this.down = true;
+    for (const s of this.sockets) s.destroy();
+  }
+
+  up(): void {
+    this.down = false;
+  }
+
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
   private accept(client: Socket, host: string, port: number): void {
+    if (this.down) {
+      client.destroy();
+      return;
+    }
     const server = connect(port, host);
     // Messages are forwarded one by one: without this, Nagle's algorithm holds the small ones back.
     client.setNoDelay(true);

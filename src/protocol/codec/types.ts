@@ -42,6 +42,13 @@ export interface ApiCodec<Req, Res> {
   writeRequest(w: Writer, version: number, m: Input<Req>): void;
   readResponse(r: Reader, version: number): Res;
   writeResponse(w: Writer, version: number, m: Input<Res>): void;
+  /**
+   * The response to a request that failed inside the broker, as Kafka's
+   * `getErrorResponse` builds it: the request's resources echoed, each with
+   * `errorCode`, and the top-level code where the version has one. Null when
+   * the request gets no response (Produce with acks=0).
+   */
+  errorResponse(request: Req, version: number, errorCode: number): Input<Res> | null;
 }
 
 export const ZERO_UUID = "00000000-0000-0000-0000-000000000000";

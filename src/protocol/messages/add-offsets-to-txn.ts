@@ -80,6 +80,13 @@ export function writeAddOffsetsToTxnResponse(w: Writer, version: number, m: Inpu
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's AddOffsetsToTxnRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorAddOffsetsToTxnResponse(request: AddOffsetsToTxnRequest, version: number, errorCode: number): Input<AddOffsetsToTxnResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const AddOffsetsToTxnApi: ApiCodec<AddOffsetsToTxnRequest, AddOffsetsToTxnResponse> = {
   apiKey: 25,
   name: "AddOffsetsToTxn",
@@ -91,4 +98,5 @@ export const AddOffsetsToTxnApi: ApiCodec<AddOffsetsToTxnRequest, AddOffsetsToTx
   writeRequest: writeAddOffsetsToTxnRequest,
   readResponse: readAddOffsetsToTxnResponse,
   writeResponse: writeAddOffsetsToTxnResponse,
+  errorResponse: errorAddOffsetsToTxnResponse,
 };

@@ -448,6 +448,20 @@ function writeAddPartitionsToTxnResponseAddPartitionsToTxnPartitionResult(w: Wri
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's AddPartitionsToTxnRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorAddPartitionsToTxnResponse(request: AddPartitionsToTxnRequest, version: number, errorCode: number): Input<AddPartitionsToTxnResponse> | null {
+  return {
+    errorCode,
+    resultsByTopicV3AndBelow: request.v3AndBelowTopics.map((e) => ({
+      name: e.name,
+      resultsByPartition: e.partitions.map((e) => ({
+        partitionErrorCode: errorCode,
+        partitionIndex: e,
+      })),
+    })),
+  };
+}
+
 export const AddPartitionsToTxnApi: ApiCodec<AddPartitionsToTxnRequest, AddPartitionsToTxnResponse> = {
   apiKey: 24,
   name: "AddPartitionsToTxn",
@@ -459,4 +473,5 @@ export const AddPartitionsToTxnApi: ApiCodec<AddPartitionsToTxnRequest, AddParti
   writeRequest: writeAddPartitionsToTxnRequest,
   readResponse: readAddPartitionsToTxnResponse,
   writeResponse: writeAddPartitionsToTxnResponse,
+  errorResponse: errorAddPartitionsToTxnResponse,
 };

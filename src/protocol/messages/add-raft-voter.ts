@@ -137,6 +137,13 @@ export function writeAddRaftVoterResponse(w: Writer, version: number, m: Input<A
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's AddRaftVoterRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorAddRaftVoterResponse(request: AddRaftVoterRequest, version: number, errorCode: number): Input<AddRaftVoterResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const AddRaftVoterApi: ApiCodec<AddRaftVoterRequest, AddRaftVoterResponse> = {
   apiKey: 80,
   name: "AddRaftVoter",
@@ -148,4 +155,5 @@ export const AddRaftVoterApi: ApiCodec<AddRaftVoterRequest, AddRaftVoterResponse
   writeRequest: writeAddRaftVoterRequest,
   readResponse: readAddRaftVoterResponse,
   writeResponse: writeAddRaftVoterResponse,
+  errorResponse: errorAddRaftVoterResponse,
 };

@@ -72,6 +72,13 @@ export function writeAllocateProducerIdsResponse(w: Writer, version: number, m: 
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's AllocateProducerIdsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorAllocateProducerIdsResponse(request: AllocateProducerIdsRequest, version: number, errorCode: number): Input<AllocateProducerIdsResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const AllocateProducerIdsApi: ApiCodec<AllocateProducerIdsRequest, AllocateProducerIdsResponse> = {
   apiKey: 67,
   name: "AllocateProducerIds",
@@ -83,4 +90,5 @@ export const AllocateProducerIdsApi: ApiCodec<AllocateProducerIdsRequest, Alloca
   writeRequest: writeAllocateProducerIdsRequest,
   readResponse: readAllocateProducerIdsResponse,
   writeResponse: writeAllocateProducerIdsResponse,
+  errorResponse: errorAllocateProducerIdsResponse,
 };

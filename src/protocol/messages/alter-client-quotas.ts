@@ -375,6 +375,11 @@ function writeAlterClientQuotasResponseEntityData(w: Writer, version: number, m:
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's AlterClientQuotasRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorAlterClientQuotasResponse(request: AlterClientQuotasRequest, version: number, errorCode: number): Input<AlterClientQuotasResponse> | null {
+  return {};
+}
+
 export const AlterClientQuotasApi: ApiCodec<AlterClientQuotasRequest, AlterClientQuotasResponse> = {
   apiKey: 49,
   name: "AlterClientQuotas",
@@ -386,4 +391,5 @@ export const AlterClientQuotasApi: ApiCodec<AlterClientQuotasRequest, AlterClien
   writeRequest: writeAlterClientQuotasRequest,
   readResponse: readAlterClientQuotasResponse,
   writeResponse: writeAlterClientQuotasResponse,
+  errorResponse: errorAlterClientQuotasResponse,
 };

@@ -261,6 +261,17 @@ function writeAlterConfigsResponseAlterConfigsResourceResponse(w: Writer, versio
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's AlterConfigsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorAlterConfigsResponse(request: AlterConfigsRequest, version: number, errorCode: number): Input<AlterConfigsResponse> | null {
+  return {
+    responses: request.resources.map((e) => ({
+      errorCode,
+      resourceType: e.resourceType,
+      resourceName: e.resourceName,
+    })),
+  };
+}
+
 export const AlterConfigsApi: ApiCodec<AlterConfigsRequest, AlterConfigsResponse> = {
   apiKey: 33,
   name: "AlterConfigs",
@@ -272,4 +283,5 @@ export const AlterConfigsApi: ApiCodec<AlterConfigsRequest, AlterConfigsResponse
   writeRequest: writeAlterConfigsRequest,
   readResponse: readAlterConfigsResponse,
   writeResponse: writeAlterConfigsResponse,
+  errorResponse: errorAlterConfigsResponse,
 };

@@ -290,6 +290,20 @@ function writeAlterPartitionReassignmentsResponseReassignablePartitionResponse(w
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's AlterPartitionReassignmentsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorAlterPartitionReassignmentsResponse(request: AlterPartitionReassignmentsRequest, version: number, errorCode: number): Input<AlterPartitionReassignmentsResponse> | null {
+  return {
+    errorCode,
+    responses: request.topics.map((e) => ({
+      name: e.name,
+      partitions: e.partitions.map((e) => ({
+        errorCode,
+        partitionIndex: e.partitionIndex,
+      })),
+    })),
+  };
+}
+
 export const AlterPartitionReassignmentsApi: ApiCodec<AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse> = {
   apiKey: 45,
   name: "AlterPartitionReassignments",
@@ -301,4 +315,5 @@ export const AlterPartitionReassignmentsApi: ApiCodec<AlterPartitionReassignment
   writeRequest: writeAlterPartitionReassignmentsRequest,
   readResponse: readAlterPartitionReassignmentsResponse,
   writeResponse: writeAlterPartitionReassignmentsResponse,
+  errorResponse: errorAlterPartitionReassignmentsResponse,
 };

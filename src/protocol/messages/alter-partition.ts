@@ -382,6 +382,13 @@ function writeAlterPartitionResponsePartitionData(w: Writer, version: number, m:
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's AlterPartitionRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorAlterPartitionResponse(request: AlterPartitionRequest, version: number, errorCode: number): Input<AlterPartitionResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const AlterPartitionApi: ApiCodec<AlterPartitionRequest, AlterPartitionResponse> = {
   apiKey: 56,
   name: "AlterPartition",
@@ -393,4 +400,5 @@ export const AlterPartitionApi: ApiCodec<AlterPartitionRequest, AlterPartitionRe
   writeRequest: writeAlterPartitionRequest,
   readResponse: readAlterPartitionResponse,
   writeResponse: writeAlterPartitionResponse,
+  errorResponse: errorAlterPartitionResponse,
 };

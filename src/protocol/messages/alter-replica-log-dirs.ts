@@ -329,6 +329,19 @@ function writeAlterReplicaLogDirsResponseAlterReplicaLogDirPartitionResult(w: Wr
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's AlterReplicaLogDirsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorAlterReplicaLogDirsResponse(request: AlterReplicaLogDirsRequest, version: number, errorCode: number): Input<AlterReplicaLogDirsResponse> | null {
+  return {
+    results: (request.dirs.flatMap((d) => d.topics)).map((e) => ({
+      topicName: e.name,
+      partitions: e.partitions.map((e) => ({
+        errorCode,
+        partitionIndex: e,
+      })),
+    })),
+  };
+}
+
 export const AlterReplicaLogDirsApi: ApiCodec<AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse> = {
   apiKey: 34,
   name: "AlterReplicaLogDirs",
@@ -340,4 +353,5 @@ export const AlterReplicaLogDirsApi: ApiCodec<AlterReplicaLogDirsRequest, AlterR
   writeRequest: writeAlterReplicaLogDirsRequest,
   readResponse: readAlterReplicaLogDirsResponse,
   writeResponse: writeAlterReplicaLogDirsResponse,
+  errorResponse: errorAlterReplicaLogDirsResponse,
 };

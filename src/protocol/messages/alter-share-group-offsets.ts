@@ -269,6 +269,13 @@ function writeAlterShareGroupOffsetsResponseAlterShareGroupOffsetsResponsePartit
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's AlterShareGroupOffsetsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorAlterShareGroupOffsetsResponse(request: AlterShareGroupOffsetsRequest, version: number, errorCode: number): Input<AlterShareGroupOffsetsResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const AlterShareGroupOffsetsApi: ApiCodec<AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse> = {
   apiKey: 91,
   name: "AlterShareGroupOffsets",
@@ -280,4 +287,5 @@ export const AlterShareGroupOffsetsApi: ApiCodec<AlterShareGroupOffsetsRequest, 
   writeRequest: writeAlterShareGroupOffsetsRequest,
   readResponse: readAlterShareGroupOffsetsResponse,
   writeResponse: writeAlterShareGroupOffsetsResponse,
+  errorResponse: errorAlterShareGroupOffsetsResponse,
 };

@@ -223,6 +223,19 @@ function writeAlterUserScramCredentialsResponseAlterUserScramCredentialsResult(w
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's AlterUserScramCredentialsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorAlterUserScramCredentialsResponse(request: AlterUserScramCredentialsRequest, version: number, errorCode: number): Input<AlterUserScramCredentialsResponse> | null {
+  return {
+    results: [...request.deletions.map((e) => ({
+      errorCode,
+      user: e.name,
+    })), ...request.upsertions.map((e) => ({
+      errorCode,
+      user: e.name,
+    }))],
+  };
+}
+
 export const AlterUserScramCredentialsApi: ApiCodec<AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse> = {
   apiKey: 51,
   name: "AlterUserScramCredentials",
@@ -234,4 +247,5 @@ export const AlterUserScramCredentialsApi: ApiCodec<AlterUserScramCredentialsReq
   writeRequest: writeAlterUserScramCredentialsRequest,
   readResponse: readAlterUserScramCredentialsResponse,
   writeResponse: writeAlterUserScramCredentialsResponse,
+  errorResponse: errorAlterUserScramCredentialsResponse,
 };

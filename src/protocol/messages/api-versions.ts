@@ -329,6 +329,13 @@ function writeApiVersionsResponseFinalizedFeatureKey(w: Writer, version: number,
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's ApiVersionsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorApiVersionsResponse(request: ApiVersionsRequest, version: number, errorCode: number): Input<ApiVersionsResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const ApiVersionsApi: ApiCodec<ApiVersionsRequest, ApiVersionsResponse> = {
   apiKey: 18,
   name: "ApiVersions",
@@ -340,4 +347,5 @@ export const ApiVersionsApi: ApiCodec<ApiVersionsRequest, ApiVersionsResponse> =
   writeRequest: writeApiVersionsRequest,
   readResponse: readApiVersionsResponse,
   writeResponse: writeApiVersionsResponse,
+  errorResponse: errorApiVersionsResponse,
 };

@@ -351,6 +351,13 @@ function writeAssignReplicasToDirsResponsePartitionData(w: Writer, version: numb
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's AssignReplicasToDirsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorAssignReplicasToDirsResponse(request: AssignReplicasToDirsRequest, version: number, errorCode: number): Input<AssignReplicasToDirsResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const AssignReplicasToDirsApi: ApiCodec<AssignReplicasToDirsRequest, AssignReplicasToDirsResponse> = {
   apiKey: 73,
   name: "AssignReplicasToDirs",
@@ -362,4 +369,5 @@ export const AssignReplicasToDirsApi: ApiCodec<AssignReplicasToDirsRequest, Assi
   writeRequest: writeAssignReplicasToDirsRequest,
   readResponse: readAssignReplicasToDirsResponse,
   writeResponse: writeAssignReplicasToDirsResponse,
+  errorResponse: errorAssignReplicasToDirsResponse,
 };

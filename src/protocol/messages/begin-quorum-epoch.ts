@@ -464,6 +464,13 @@ function writeBeginQuorumEpochResponseNodeEndpoint(w: Writer, version: number, m
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's BeginQuorumEpochRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorBeginQuorumEpochResponse(request: BeginQuorumEpochRequest, version: number, errorCode: number): Input<BeginQuorumEpochResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const BeginQuorumEpochApi: ApiCodec<BeginQuorumEpochRequest, BeginQuorumEpochResponse> = {
   apiKey: 53,
   name: "BeginQuorumEpoch",
@@ -475,4 +482,5 @@ export const BeginQuorumEpochApi: ApiCodec<BeginQuorumEpochRequest, BeginQuorumE
   writeRequest: writeBeginQuorumEpochRequest,
   readResponse: readBeginQuorumEpochResponse,
   writeResponse: writeBeginQuorumEpochResponse,
+  errorResponse: errorBeginQuorumEpochResponse,
 };

@@ -164,6 +164,13 @@ export function writeBrokerHeartbeatResponse(w: Writer, version: number, m: Inpu
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's BrokerHeartbeatRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorBrokerHeartbeatResponse(request: BrokerHeartbeatRequest, version: number, errorCode: number): Input<BrokerHeartbeatResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const BrokerHeartbeatApi: ApiCodec<BrokerHeartbeatRequest, BrokerHeartbeatResponse> = {
   apiKey: 63,
   name: "BrokerHeartbeat",
@@ -175,4 +182,5 @@ export const BrokerHeartbeatApi: ApiCodec<BrokerHeartbeatRequest, BrokerHeartbea
   writeRequest: writeBrokerHeartbeatRequest,
   readResponse: readBrokerHeartbeatResponse,
   writeResponse: writeBrokerHeartbeatResponse,
+  errorResponse: errorBrokerHeartbeatResponse,
 };

@@ -224,6 +224,13 @@ export function writeBrokerRegistrationResponse(w: Writer, version: number, m: I
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's BrokerRegistrationRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorBrokerRegistrationResponse(request: BrokerRegistrationRequest, version: number, errorCode: number): Input<BrokerRegistrationResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const BrokerRegistrationApi: ApiCodec<BrokerRegistrationRequest, BrokerRegistrationResponse> = {
   apiKey: 62,
   name: "BrokerRegistration",
@@ -235,4 +242,5 @@ export const BrokerRegistrationApi: ApiCodec<BrokerRegistrationRequest, BrokerRe
   writeRequest: writeBrokerRegistrationRequest,
   readResponse: readBrokerRegistrationResponse,
   writeResponse: writeBrokerRegistrationResponse,
+  errorResponse: errorBrokerRegistrationResponse,
 };

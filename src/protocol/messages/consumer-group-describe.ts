@@ -358,6 +358,11 @@ function writeConsumerGroupDescribeResponseAssignment(w: Writer, version: number
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's ConsumerGroupDescribeRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorConsumerGroupDescribeResponse(request: ConsumerGroupDescribeRequest, version: number, errorCode: number): Input<ConsumerGroupDescribeResponse> | null {
+  return {};
+}
+
 export const ConsumerGroupDescribeApi: ApiCodec<ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse> = {
   apiKey: 69,
   name: "ConsumerGroupDescribe",
@@ -369,4 +374,5 @@ export const ConsumerGroupDescribeApi: ApiCodec<ConsumerGroupDescribeRequest, Co
   writeRequest: writeConsumerGroupDescribeRequest,
   readResponse: readConsumerGroupDescribeResponse,
   writeResponse: writeConsumerGroupDescribeResponse,
+  errorResponse: errorConsumerGroupDescribeResponse,
 };

@@ -295,6 +295,13 @@ function writeConsumerGroupHeartbeatResponseTopicPartitions(w: Writer, version: 
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's ConsumerGroupHeartbeatRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorConsumerGroupHeartbeatResponse(request: ConsumerGroupHeartbeatRequest, version: number, errorCode: number): Input<ConsumerGroupHeartbeatResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const ConsumerGroupHeartbeatApi: ApiCodec<ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse> = {
   apiKey: 68,
   name: "ConsumerGroupHeartbeat",
@@ -306,4 +313,5 @@ export const ConsumerGroupHeartbeatApi: ApiCodec<ConsumerGroupHeartbeatRequest, 
   writeRequest: writeConsumerGroupHeartbeatRequest,
   readResponse: readConsumerGroupHeartbeatResponse,
   writeResponse: writeConsumerGroupHeartbeatResponse,
+  errorResponse: errorConsumerGroupHeartbeatResponse,
 };

@@ -187,6 +187,13 @@ export function writeControllerRegistrationResponse(w: Writer, version: number, 
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's ControllerRegistrationRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorControllerRegistrationResponse(request: ControllerRegistrationRequest, version: number, errorCode: number): Input<ControllerRegistrationResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const ControllerRegistrationApi: ApiCodec<ControllerRegistrationRequest, ControllerRegistrationResponse> = {
   apiKey: 70,
   name: "ControllerRegistration",
@@ -198,4 +205,5 @@ export const ControllerRegistrationApi: ApiCodec<ControllerRegistrationRequest, 
   writeRequest: writeControllerRegistrationRequest,
   readResponse: readControllerRegistrationResponse,
   writeResponse: writeControllerRegistrationResponse,
+  errorResponse: errorControllerRegistrationResponse,
 };

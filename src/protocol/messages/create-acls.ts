@@ -206,6 +206,15 @@ function writeCreateAclsResponseAclCreationResult(w: Writer, version: number, m:
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's CreateAclsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorCreateAclsResponse(request: CreateAclsRequest, version: number, errorCode: number): Input<CreateAclsResponse> | null {
+  return {
+    results: request.creations.map((e) => ({
+      errorCode,
+    })),
+  };
+}
+
 export const CreateAclsApi: ApiCodec<CreateAclsRequest, CreateAclsResponse> = {
   apiKey: 30,
   name: "CreateAcls",
@@ -217,4 +226,5 @@ export const CreateAclsApi: ApiCodec<CreateAclsRequest, CreateAclsResponse> = {
   writeRequest: writeCreateAclsRequest,
   readResponse: readCreateAclsResponse,
   writeResponse: writeCreateAclsResponse,
+  errorResponse: errorCreateAclsResponse,
 };

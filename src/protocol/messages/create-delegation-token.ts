@@ -181,6 +181,20 @@ export function writeCreateDelegationTokenResponse(w: Writer, version: number, m
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's CreateDelegationTokenRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorCreateDelegationTokenResponse(request: CreateDelegationTokenRequest, version: number, errorCode: number): Input<CreateDelegationTokenResponse> | null {
+  return {
+    errorCode,
+    principalType: "User",
+    principalName: "ANONYMOUS",
+    tokenRequesterPrincipalType: "User",
+    tokenRequesterPrincipalName: "ANONYMOUS",
+    issueTimestampMs: -1n,
+    expiryTimestampMs: -1n,
+    maxTimestampMs: -1n,
+  };
+}
+
 export const CreateDelegationTokenApi: ApiCodec<CreateDelegationTokenRequest, CreateDelegationTokenResponse> = {
   apiKey: 38,
   name: "CreateDelegationToken",
@@ -192,4 +206,5 @@ export const CreateDelegationTokenApi: ApiCodec<CreateDelegationTokenRequest, Cr
   writeRequest: writeCreateDelegationTokenRequest,
   readResponse: readCreateDelegationTokenResponse,
   writeResponse: writeCreateDelegationTokenResponse,
+  errorResponse: errorCreateDelegationTokenResponse,
 };

@@ -281,6 +281,16 @@ function writeCreatePartitionsResponseCreatePartitionsTopicResult(w: Writer, ver
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's CreatePartitionsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorCreatePartitionsResponse(request: CreatePartitionsRequest, version: number, errorCode: number): Input<CreatePartitionsResponse> | null {
+  return {
+    results: request.topics.map((e) => ({
+      errorCode,
+      name: e.name,
+    })),
+  };
+}
+
 export const CreatePartitionsApi: ApiCodec<CreatePartitionsRequest, CreatePartitionsResponse> = {
   apiKey: 37,
   name: "CreatePartitions",
@@ -292,4 +302,5 @@ export const CreatePartitionsApi: ApiCodec<CreatePartitionsRequest, CreatePartit
   writeRequest: writeCreatePartitionsRequest,
   readResponse: readCreatePartitionsResponse,
   writeResponse: writeCreatePartitionsResponse,
+  errorResponse: errorCreatePartitionsResponse,
 };

@@ -461,6 +461,16 @@ function writeCreateTopicsResponseCreatableTopicConfigs(w: Writer, version: numb
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's CreateTopicsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorCreateTopicsResponse(request: CreateTopicsRequest, version: number, errorCode: number): Input<CreateTopicsResponse> | null {
+  return {
+    topics: request.topics.map((e) => ({
+      errorCode,
+      name: e.name,
+    })),
+  };
+}
+
 export const CreateTopicsApi: ApiCodec<CreateTopicsRequest, CreateTopicsResponse> = {
   apiKey: 19,
   name: "CreateTopics",
@@ -472,4 +482,5 @@ export const CreateTopicsApi: ApiCodec<CreateTopicsRequest, CreateTopicsResponse
   writeRequest: writeCreateTopicsRequest,
   readResponse: readCreateTopicsResponse,
   writeResponse: writeCreateTopicsResponse,
+  errorResponse: errorCreateTopicsResponse,
 };

@@ -297,6 +297,15 @@ function writeDeleteAclsResponseDeleteAclsMatchingAcl(w: Writer, version: number
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's DeleteAclsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorDeleteAclsResponse(request: DeleteAclsRequest, version: number, errorCode: number): Input<DeleteAclsResponse> | null {
+  return {
+    filterResults: request.filters.map((e) => ({
+      errorCode,
+    })),
+  };
+}
+
 export const DeleteAclsApi: ApiCodec<DeleteAclsRequest, DeleteAclsResponse> = {
   apiKey: 31,
   name: "DeleteAcls",
@@ -308,4 +317,5 @@ export const DeleteAclsApi: ApiCodec<DeleteAclsRequest, DeleteAclsResponse> = {
   writeRequest: writeDeleteAclsRequest,
   readResponse: readDeleteAclsResponse,
   writeResponse: writeDeleteAclsResponse,
+  errorResponse: errorDeleteAclsResponse,
 };

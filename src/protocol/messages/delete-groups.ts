@@ -152,6 +152,16 @@ function writeDeleteGroupsResponseDeletableGroupResult(w: Writer, version: numbe
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's DeleteGroupsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorDeleteGroupsResponse(request: DeleteGroupsRequest, version: number, errorCode: number): Input<DeleteGroupsResponse> | null {
+  return {
+    results: request.groupsNames.map((e) => ({
+      errorCode,
+      groupId: e,
+    })),
+  };
+}
+
 export const DeleteGroupsApi: ApiCodec<DeleteGroupsRequest, DeleteGroupsResponse> = {
   apiKey: 42,
   name: "DeleteGroups",
@@ -163,4 +173,5 @@ export const DeleteGroupsApi: ApiCodec<DeleteGroupsRequest, DeleteGroupsResponse
   writeRequest: writeDeleteGroupsRequest,
   readResponse: readDeleteGroupsResponse,
   writeResponse: writeDeleteGroupsResponse,
+  errorResponse: errorDeleteGroupsResponse,
 };

@@ -312,6 +312,20 @@ function writeDeleteRecordsResponseDeleteRecordsPartitionResult(w: Writer, versi
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's DeleteRecordsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorDeleteRecordsResponse(request: DeleteRecordsRequest, version: number, errorCode: number): Input<DeleteRecordsResponse> | null {
+  return {
+    topics: request.topics.map((e) => ({
+      name: e.name,
+      partitions: e.partitions.map((e) => ({
+        errorCode,
+        partitionIndex: e.partitionIndex,
+        lowWatermark: -1n,
+      })),
+    })),
+  };
+}
+
 export const DeleteRecordsApi: ApiCodec<DeleteRecordsRequest, DeleteRecordsResponse> = {
   apiKey: 21,
   name: "DeleteRecords",
@@ -323,4 +337,5 @@ export const DeleteRecordsApi: ApiCodec<DeleteRecordsRequest, DeleteRecordsRespo
   writeRequest: writeDeleteRecordsRequest,
   readResponse: readDeleteRecordsResponse,
   writeResponse: writeDeleteRecordsResponse,
+  errorResponse: errorDeleteRecordsResponse,
 };

@@ -171,6 +171,13 @@ function writeDeleteShareGroupOffsetsResponseDeleteShareGroupOffsetsResponseTopi
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's DeleteShareGroupOffsetsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorDeleteShareGroupOffsetsResponse(request: DeleteShareGroupOffsetsRequest, version: number, errorCode: number): Input<DeleteShareGroupOffsetsResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const DeleteShareGroupOffsetsApi: ApiCodec<DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse> = {
   apiKey: 92,
   name: "DeleteShareGroupOffsets",
@@ -182,4 +189,5 @@ export const DeleteShareGroupOffsetsApi: ApiCodec<DeleteShareGroupOffsetsRequest
   writeRequest: writeDeleteShareGroupOffsetsRequest,
   readResponse: readDeleteShareGroupOffsetsResponse,
   writeResponse: writeDeleteShareGroupOffsetsResponse,
+  errorResponse: errorDeleteShareGroupOffsetsResponse,
 };

@@ -249,6 +249,11 @@ function writeDeleteShareGroupStateResponsePartitionResult(w: Writer, version: n
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's DeleteShareGroupStateRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorDeleteShareGroupStateResponse(request: DeleteShareGroupStateRequest, version: number, errorCode: number): Input<DeleteShareGroupStateResponse> | null {
+  return {};
+}
+
 export const DeleteShareGroupStateApi: ApiCodec<DeleteShareGroupStateRequest, DeleteShareGroupStateResponse> = {
   apiKey: 86,
   name: "DeleteShareGroupState",
@@ -260,4 +265,5 @@ export const DeleteShareGroupStateApi: ApiCodec<DeleteShareGroupStateRequest, De
   writeRequest: writeDeleteShareGroupStateRequest,
   readResponse: readDeleteShareGroupStateResponse,
   writeResponse: writeDeleteShareGroupStateResponse,
+  errorResponse: errorDeleteShareGroupStateResponse,
 };

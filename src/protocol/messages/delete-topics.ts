@@ -228,6 +228,20 @@ function writeDeleteTopicsResponseDeletableTopicResult(w: Writer, version: numbe
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's DeleteTopicsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorDeleteTopicsResponse(request: DeleteTopicsRequest, version: number, errorCode: number): Input<DeleteTopicsResponse> | null {
+  return {
+    responses: [...request.topicNames.map((e) => ({
+      errorCode,
+      name: e,
+    })), ...request.topics.map((e) => ({
+      errorCode,
+      name: e.name,
+      topicId: e.topicId,
+    }))],
+  };
+}
+
 export const DeleteTopicsApi: ApiCodec<DeleteTopicsRequest, DeleteTopicsResponse> = {
   apiKey: 20,
   name: "DeleteTopics",
@@ -239,4 +253,5 @@ export const DeleteTopicsApi: ApiCodec<DeleteTopicsRequest, DeleteTopicsResponse
   writeRequest: writeDeleteTopicsRequest,
   readResponse: readDeleteTopicsResponse,
   writeResponse: writeDeleteTopicsResponse,
+  errorResponse: errorDeleteTopicsResponse,
 };

@@ -234,6 +234,13 @@ function writeDescribeAclsResponseAclDescription(w: Writer, version: number, m: 
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's DescribeAclsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorDescribeAclsResponse(request: DescribeAclsRequest, version: number, errorCode: number): Input<DescribeAclsResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const DescribeAclsApi: ApiCodec<DescribeAclsRequest, DescribeAclsResponse> = {
   apiKey: 29,
   name: "DescribeAcls",
@@ -245,4 +252,5 @@ export const DescribeAclsApi: ApiCodec<DescribeAclsRequest, DescribeAclsResponse
   writeRequest: writeDescribeAclsRequest,
   readResponse: readDescribeAclsResponse,
   writeResponse: writeDescribeAclsResponse,
+  errorResponse: errorDescribeAclsResponse,
 };

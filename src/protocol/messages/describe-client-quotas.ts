@@ -319,6 +319,14 @@ function writeDescribeClientQuotasResponseValueData(w: Writer, version: number, 
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's DescribeClientQuotasRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorDescribeClientQuotasResponse(request: DescribeClientQuotasRequest, version: number, errorCode: number): Input<DescribeClientQuotasResponse> | null {
+  return {
+    errorCode,
+    entries: null,
+  };
+}
+
 export const DescribeClientQuotasApi: ApiCodec<DescribeClientQuotasRequest, DescribeClientQuotasResponse> = {
   apiKey: 48,
   name: "DescribeClientQuotas",
@@ -330,4 +338,5 @@ export const DescribeClientQuotasApi: ApiCodec<DescribeClientQuotasRequest, Desc
   writeRequest: writeDescribeClientQuotasRequest,
   readResponse: readDescribeClientQuotasResponse,
   writeResponse: writeDescribeClientQuotasResponse,
+  errorResponse: errorDescribeClientQuotasResponse,
 };

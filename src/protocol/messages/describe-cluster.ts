@@ -155,6 +155,13 @@ function writeDescribeClusterResponseDescribeClusterBroker(w: Writer, version: n
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's DescribeClusterRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorDescribeClusterResponse(request: DescribeClusterRequest, version: number, errorCode: number): Input<DescribeClusterResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const DescribeClusterApi: ApiCodec<DescribeClusterRequest, DescribeClusterResponse> = {
   apiKey: 60,
   name: "DescribeCluster",
@@ -166,4 +173,5 @@ export const DescribeClusterApi: ApiCodec<DescribeClusterRequest, DescribeCluste
   writeRequest: writeDescribeClusterRequest,
   readResponse: readDescribeClusterResponse,
   writeResponse: writeDescribeClusterResponse,
+  errorResponse: errorDescribeClusterResponse,
 };

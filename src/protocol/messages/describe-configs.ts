@@ -385,6 +385,17 @@ function writeDescribeConfigsResponseDescribeConfigsSynonym(w: Writer, version: 
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's DescribeConfigsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorDescribeConfigsResponse(request: DescribeConfigsRequest, version: number, errorCode: number): Input<DescribeConfigsResponse> | null {
+  return {
+    results: request.resources.map((e) => ({
+      errorCode,
+      resourceType: e.resourceType,
+      resourceName: e.resourceName,
+    })),
+  };
+}
+
 export const DescribeConfigsApi: ApiCodec<DescribeConfigsRequest, DescribeConfigsResponse> = {
   apiKey: 32,
   name: "DescribeConfigs",
@@ -396,4 +407,5 @@ export const DescribeConfigsApi: ApiCodec<DescribeConfigsRequest, DescribeConfig
   writeRequest: writeDescribeConfigsRequest,
   readResponse: readDescribeConfigsResponse,
   writeResponse: writeDescribeConfigsResponse,
+  errorResponse: errorDescribeConfigsResponse,
 };

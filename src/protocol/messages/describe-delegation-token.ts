@@ -284,6 +284,13 @@ function writeDescribeDelegationTokenResponseDescribedDelegationTokenRenewer(w: 
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's DescribeDelegationTokenRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorDescribeDelegationTokenResponse(request: DescribeDelegationTokenRequest, version: number, errorCode: number): Input<DescribeDelegationTokenResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const DescribeDelegationTokenApi: ApiCodec<DescribeDelegationTokenRequest, DescribeDelegationTokenResponse> = {
   apiKey: 41,
   name: "DescribeDelegationToken",
@@ -295,4 +302,5 @@ export const DescribeDelegationTokenApi: ApiCodec<DescribeDelegationTokenRequest
   writeRequest: writeDescribeDelegationTokenRequest,
   readResponse: readDescribeDelegationTokenResponse,
   writeResponse: writeDescribeDelegationTokenResponse,
+  errorResponse: errorDescribeDelegationTokenResponse,
 };

@@ -264,6 +264,16 @@ function writeDescribeGroupsResponseDescribedGroupMember(w: Writer, version: num
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's DescribeGroupsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorDescribeGroupsResponse(request: DescribeGroupsRequest, version: number, errorCode: number): Input<DescribeGroupsResponse> | null {
+  return {
+    groups: request.groups.map((e) => ({
+      errorCode,
+      groupId: e,
+    })),
+  };
+}
+
 export const DescribeGroupsApi: ApiCodec<DescribeGroupsRequest, DescribeGroupsResponse> = {
   apiKey: 15,
   name: "DescribeGroups",
@@ -275,4 +285,5 @@ export const DescribeGroupsApi: ApiCodec<DescribeGroupsRequest, DescribeGroupsRe
   writeRequest: writeDescribeGroupsRequest,
   readResponse: readDescribeGroupsResponse,
   writeResponse: writeDescribeGroupsResponse,
+  errorResponse: errorDescribeGroupsResponse,
 };

@@ -360,6 +360,13 @@ function writeDescribeLogDirsResponseDescribeLogDirsPartition(w: Writer, version
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's DescribeLogDirsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorDescribeLogDirsResponse(request: DescribeLogDirsRequest, version: number, errorCode: number): Input<DescribeLogDirsResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const DescribeLogDirsApi: ApiCodec<DescribeLogDirsRequest, DescribeLogDirsResponse> = {
   apiKey: 35,
   name: "DescribeLogDirs",
@@ -371,4 +378,5 @@ export const DescribeLogDirsApi: ApiCodec<DescribeLogDirsRequest, DescribeLogDir
   writeRequest: writeDescribeLogDirsRequest,
   readResponse: readDescribeLogDirsResponse,
   writeResponse: writeDescribeLogDirsResponse,
+  errorResponse: errorDescribeLogDirsResponse,
 };

@@ -289,6 +289,19 @@ function writeDescribeProducersResponseProducerState(w: Writer, version: number,
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's DescribeProducersRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorDescribeProducersResponse(request: DescribeProducersRequest, version: number, errorCode: number): Input<DescribeProducersResponse> | null {
+  return {
+    topics: request.topics.map((e) => ({
+      name: e.name,
+      partitions: e.partitionIndexes.map((e) => ({
+        errorCode,
+        partitionIndex: e,
+      })),
+    })),
+  };
+}
+
 export const DescribeProducersApi: ApiCodec<DescribeProducersRequest, DescribeProducersResponse> = {
   apiKey: 61,
   name: "DescribeProducers",
@@ -300,4 +313,5 @@ export const DescribeProducersApi: ApiCodec<DescribeProducersRequest, DescribePr
   writeRequest: writeDescribeProducersRequest,
   readResponse: readDescribeProducersResponse,
   writeResponse: writeDescribeProducersResponse,
+  errorResponse: errorDescribeProducersResponse,
 };

@@ -458,6 +458,13 @@ function writeDescribeQuorumResponseReplicaState(w: Writer, version: number, m: 
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's DescribeQuorumRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorDescribeQuorumResponse(request: DescribeQuorumRequest, version: number, errorCode: number): Input<DescribeQuorumResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const DescribeQuorumApi: ApiCodec<DescribeQuorumRequest, DescribeQuorumResponse> = {
   apiKey: 55,
   name: "DescribeQuorum",
@@ -469,4 +476,5 @@ export const DescribeQuorumApi: ApiCodec<DescribeQuorumRequest, DescribeQuorumRe
   writeRequest: writeDescribeQuorumRequest,
   readResponse: readDescribeQuorumResponse,
   writeResponse: writeDescribeQuorumResponse,
+  errorResponse: errorDescribeQuorumResponse,
 };

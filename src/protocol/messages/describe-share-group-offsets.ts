@@ -341,6 +341,11 @@ function writeDescribeShareGroupOffsetsResponseDescribeShareGroupOffsetsResponse
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's DescribeShareGroupOffsetsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorDescribeShareGroupOffsetsResponse(request: DescribeShareGroupOffsetsRequest, version: number, errorCode: number): Input<DescribeShareGroupOffsetsResponse> | null {
+  return {};
+}
+
 export const DescribeShareGroupOffsetsApi: ApiCodec<DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse> = {
   apiKey: 90,
   name: "DescribeShareGroupOffsets",
@@ -352,4 +357,5 @@ export const DescribeShareGroupOffsetsApi: ApiCodec<DescribeShareGroupOffsetsReq
   writeRequest: writeDescribeShareGroupOffsetsRequest,
   readResponse: readDescribeShareGroupOffsetsResponse,
   writeResponse: writeDescribeShareGroupOffsetsResponse,
+  errorResponse: errorDescribeShareGroupOffsetsResponse,
 };

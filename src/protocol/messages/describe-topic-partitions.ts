@@ -413,6 +413,16 @@ function writeDescribeTopicPartitionsResponseCursor(w: Writer, version: number, 
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's DescribeTopicPartitionsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorDescribeTopicPartitionsResponse(request: DescribeTopicPartitionsRequest, version: number, errorCode: number): Input<DescribeTopicPartitionsResponse> | null {
+  return {
+    topics: request.topics.map((e) => ({
+      errorCode,
+      name: e.name,
+    })),
+  };
+}
+
 export const DescribeTopicPartitionsApi: ApiCodec<DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse> = {
   apiKey: 75,
   name: "DescribeTopicPartitions",
@@ -424,4 +434,5 @@ export const DescribeTopicPartitionsApi: ApiCodec<DescribeTopicPartitionsRequest
   writeRequest: writeDescribeTopicPartitionsRequest,
   readResponse: readDescribeTopicPartitionsResponse,
   writeResponse: writeDescribeTopicPartitionsResponse,
+  errorResponse: errorDescribeTopicPartitionsResponse,
 };

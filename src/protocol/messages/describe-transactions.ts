@@ -212,6 +212,16 @@ function writeDescribeTransactionsResponseTopicData(w: Writer, version: number, 
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's DescribeTransactionsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorDescribeTransactionsResponse(request: DescribeTransactionsRequest, version: number, errorCode: number): Input<DescribeTransactionsResponse> | null {
+  return {
+    transactionStates: request.transactionalIds.map((e) => ({
+      errorCode,
+      transactionalId: e,
+    })),
+  };
+}
+
 export const DescribeTransactionsApi: ApiCodec<DescribeTransactionsRequest, DescribeTransactionsResponse> = {
   apiKey: 65,
   name: "DescribeTransactions",
@@ -223,4 +233,5 @@ export const DescribeTransactionsApi: ApiCodec<DescribeTransactionsRequest, Desc
   writeRequest: writeDescribeTransactionsRequest,
   readResponse: readDescribeTransactionsResponse,
   writeResponse: writeDescribeTransactionsResponse,
+  errorResponse: errorDescribeTransactionsResponse,
 };

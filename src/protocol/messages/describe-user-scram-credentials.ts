@@ -212,6 +212,16 @@ function writeDescribeUserScramCredentialsResponseCredentialInfo(w: Writer, vers
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's DescribeUserScramCredentialsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorDescribeUserScramCredentialsResponse(request: DescribeUserScramCredentialsRequest, version: number, errorCode: number): Input<DescribeUserScramCredentialsResponse> | null {
+  return {
+    errorCode,
+    results: (request.users ?? []).map((e) => ({
+      errorCode,
+    })),
+  };
+}
+
 export const DescribeUserScramCredentialsApi: ApiCodec<DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse> = {
   apiKey: 50,
   name: "DescribeUserScramCredentials",
@@ -223,4 +233,5 @@ export const DescribeUserScramCredentialsApi: ApiCodec<DescribeUserScramCredenti
   writeRequest: writeDescribeUserScramCredentialsRequest,
   readResponse: readDescribeUserScramCredentialsResponse,
   writeResponse: writeDescribeUserScramCredentialsResponse,
+  errorResponse: errorDescribeUserScramCredentialsResponse,
 };

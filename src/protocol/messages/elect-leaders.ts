@@ -287,6 +287,20 @@ function writeElectLeadersResponsePartitionResult(w: Writer, version: number, m:
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's ElectLeadersRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorElectLeadersResponse(request: ElectLeadersRequest, version: number, errorCode: number): Input<ElectLeadersResponse> | null {
+  return {
+    errorCode,
+    replicaElectionResults: (request.topicPartitions ?? []).map((e) => ({
+      topic: e.topic,
+      partitionResult: e.partitions.map((e) => ({
+        errorCode,
+        partitionId: e,
+      })),
+    })),
+  };
+}
+
 export const ElectLeadersApi: ApiCodec<ElectLeadersRequest, ElectLeadersResponse> = {
   apiKey: 43,
   name: "ElectLeaders",
@@ -298,4 +312,5 @@ export const ElectLeadersApi: ApiCodec<ElectLeadersRequest, ElectLeadersResponse
   writeRequest: writeElectLeadersRequest,
   readResponse: readElectLeadersResponse,
   writeResponse: writeElectLeadersResponse,
+  errorResponse: errorElectLeadersResponse,
 };

@@ -530,6 +530,13 @@ function writeEndQuorumEpochResponseNodeEndpoint(w: Writer, version: number, m: 
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's EndQuorumEpochRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorEndQuorumEpochResponse(request: EndQuorumEpochRequest, version: number, errorCode: number): Input<EndQuorumEpochResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const EndQuorumEpochApi: ApiCodec<EndQuorumEpochRequest, EndQuorumEpochResponse> = {
   apiKey: 54,
   name: "EndQuorumEpoch",
@@ -541,4 +548,5 @@ export const EndQuorumEpochApi: ApiCodec<EndQuorumEpochRequest, EndQuorumEpochRe
   writeRequest: writeEndQuorumEpochRequest,
   readResponse: readEndQuorumEpochResponse,
   writeResponse: writeEndQuorumEpochResponse,
+  errorResponse: errorEndQuorumEpochResponse,
 };

@@ -90,6 +90,13 @@ export function writeEndTxnResponse(w: Writer, version: number, m: Input<EndTxnR
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's EndTxnRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorEndTxnResponse(request: EndTxnRequest, version: number, errorCode: number): Input<EndTxnResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const EndTxnApi: ApiCodec<EndTxnRequest, EndTxnResponse> = {
   apiKey: 26,
   name: "EndTxn",
@@ -101,4 +108,5 @@ export const EndTxnApi: ApiCodec<EndTxnRequest, EndTxnResponse> = {
   writeRequest: writeEndTxnRequest,
   readResponse: readEndTxnResponse,
   writeResponse: writeEndTxnResponse,
+  errorResponse: errorEndTxnResponse,
 };

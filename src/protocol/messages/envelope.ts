@@ -70,6 +70,13 @@ export function writeEnvelopeResponse(w: Writer, version: number, m: Input<Envel
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's EnvelopeRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorEnvelopeResponse(request: EnvelopeRequest, version: number, errorCode: number): Input<EnvelopeResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const EnvelopeApi: ApiCodec<EnvelopeRequest, EnvelopeResponse> = {
   apiKey: 58,
   name: "Envelope",
@@ -81,4 +88,5 @@ export const EnvelopeApi: ApiCodec<EnvelopeRequest, EnvelopeResponse> = {
   writeRequest: writeEnvelopeRequest,
   readResponse: readEnvelopeResponse,
   writeResponse: writeEnvelopeResponse,
+  errorResponse: errorEnvelopeResponse,
 };

@@ -78,6 +78,13 @@ export function writeExpireDelegationTokenResponse(w: Writer, version: number, m
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's ExpireDelegationTokenRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorExpireDelegationTokenResponse(request: ExpireDelegationTokenRequest, version: number, errorCode: number): Input<ExpireDelegationTokenResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const ExpireDelegationTokenApi: ApiCodec<ExpireDelegationTokenRequest, ExpireDelegationTokenResponse> = {
   apiKey: 40,
   name: "ExpireDelegationToken",
@@ -89,4 +96,5 @@ export const ExpireDelegationTokenApi: ApiCodec<ExpireDelegationTokenRequest, Ex
   writeRequest: writeExpireDelegationTokenRequest,
   readResponse: readExpireDelegationTokenResponse,
   writeResponse: writeExpireDelegationTokenResponse,
+  errorResponse: errorExpireDelegationTokenResponse,
 };

@@ -557,6 +557,13 @@ function writeFetchSnapshotResponseNodeEndpoint(w: Writer, version: number, m: I
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's FetchSnapshotRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorFetchSnapshotResponse(request: FetchSnapshotRequest, version: number, errorCode: number): Input<FetchSnapshotResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const FetchSnapshotApi: ApiCodec<FetchSnapshotRequest, FetchSnapshotResponse> = {
   apiKey: 59,
   name: "FetchSnapshot",
@@ -568,4 +575,5 @@ export const FetchSnapshotApi: ApiCodec<FetchSnapshotRequest, FetchSnapshotRespo
   writeRequest: writeFetchSnapshotRequest,
   readResponse: readFetchSnapshotResponse,
   writeResponse: writeFetchSnapshotResponse,
+  errorResponse: errorFetchSnapshotResponse,
 };

@@ -994,6 +994,23 @@ function writeFetchResponseNodeEndpoint(w: Writer, version: number, m: Input<Fet
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's FetchRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorFetchResponse(request: FetchRequest, version: number, errorCode: number): Input<FetchResponse> | null {
+  return {
+    errorCode,
+    sessionId: request.sessionId,
+    responses: (version <= 12 ? request.topics.map((e) => ({
+      topic: e.topic,
+      topicId: e.topicId,
+      partitions: e.partitions.map((e) => ({
+        errorCode,
+        partitionIndex: e.partition,
+        highWatermark: -1n,
+      })),
+    })) : []),
+  };
+}
+
 export const FetchApi: ApiCodec<FetchRequest, FetchResponse> = {
   apiKey: 1,
   name: "Fetch",
@@ -1005,4 +1022,5 @@ export const FetchApi: ApiCodec<FetchRequest, FetchResponse> = {
   writeRequest: writeFetchRequest,
   readResponse: readFetchResponse,
   writeResponse: writeFetchResponse,
+  errorResponse: errorFetchResponse,
 };

@@ -194,6 +194,23 @@ function writeFindCoordinatorResponseCoordinator(w: Writer, version: number, m: 
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's FindCoordinatorRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorFindCoordinatorResponse(request: FindCoordinatorRequest, version: number, errorCode: number): Input<FindCoordinatorResponse> | null {
+  return {
+    errorCode,
+    nodeId: -1,
+    host: "",
+    port: -1,
+    coordinators: request.coordinatorKeys.map((e) => ({
+      errorCode,
+      key: e,
+      nodeId: -1,
+      host: "",
+      port: -1,
+    })),
+  };
+}
+
 export const FindCoordinatorApi: ApiCodec<FindCoordinatorRequest, FindCoordinatorResponse> = {
   apiKey: 10,
   name: "FindCoordinator",
@@ -205,4 +222,5 @@ export const FindCoordinatorApi: ApiCodec<FindCoordinatorRequest, FindCoordinato
   writeRequest: writeFindCoordinatorRequest,
   readResponse: readFindCoordinatorResponse,
   writeResponse: writeFindCoordinatorResponse,
+  errorResponse: errorFindCoordinatorResponse,
 };

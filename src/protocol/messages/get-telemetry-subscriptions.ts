@@ -123,6 +123,13 @@ export function writeGetTelemetrySubscriptionsResponse(w: Writer, version: numbe
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's GetTelemetrySubscriptionsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorGetTelemetrySubscriptionsResponse(request: GetTelemetrySubscriptionsRequest, version: number, errorCode: number): Input<GetTelemetrySubscriptionsResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const GetTelemetrySubscriptionsApi: ApiCodec<GetTelemetrySubscriptionsRequest, GetTelemetrySubscriptionsResponse> = {
   apiKey: 71,
   name: "GetTelemetrySubscriptions",
@@ -134,4 +141,5 @@ export const GetTelemetrySubscriptionsApi: ApiCodec<GetTelemetrySubscriptionsReq
   writeRequest: writeGetTelemetrySubscriptionsRequest,
   readResponse: readGetTelemetrySubscriptionsResponse,
   writeResponse: writeGetTelemetrySubscriptionsResponse,
+  errorResponse: errorGetTelemetrySubscriptionsResponse,
 };

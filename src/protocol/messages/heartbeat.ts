@@ -84,6 +84,13 @@ export function writeHeartbeatResponse(w: Writer, version: number, m: Input<Hear
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's HeartbeatRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorHeartbeatResponse(request: HeartbeatRequest, version: number, errorCode: number): Input<HeartbeatResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const HeartbeatApi: ApiCodec<HeartbeatRequest, HeartbeatResponse> = {
   apiKey: 12,
   name: "Heartbeat",
@@ -95,4 +102,5 @@ export const HeartbeatApi: ApiCodec<HeartbeatRequest, HeartbeatResponse> = {
   writeRequest: writeHeartbeatRequest,
   readResponse: readHeartbeatResponse,
   writeResponse: writeHeartbeatResponse,
+  errorResponse: errorHeartbeatResponse,
 };

@@ -265,6 +265,17 @@ function writeIncrementalAlterConfigsResponseAlterConfigsResourceResponse(w: Wri
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's IncrementalAlterConfigsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorIncrementalAlterConfigsResponse(request: IncrementalAlterConfigsRequest, version: number, errorCode: number): Input<IncrementalAlterConfigsResponse> | null {
+  return {
+    responses: request.resources.map((e) => ({
+      errorCode,
+      resourceType: e.resourceType,
+      resourceName: e.resourceName,
+    })),
+  };
+}
+
 export const IncrementalAlterConfigsApi: ApiCodec<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse> = {
   apiKey: 44,
   name: "IncrementalAlterConfigs",
@@ -276,4 +287,5 @@ export const IncrementalAlterConfigsApi: ApiCodec<IncrementalAlterConfigsRequest
   writeRequest: writeIncrementalAlterConfigsRequest,
   readResponse: readIncrementalAlterConfigsResponse,
   writeResponse: writeIncrementalAlterConfigsResponse,
+  errorResponse: errorIncrementalAlterConfigsResponse,
 };

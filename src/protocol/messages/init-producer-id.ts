@@ -110,6 +110,15 @@ export function writeInitProducerIdResponse(w: Writer, version: number, m: Input
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's InitProducerIdRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorInitProducerIdResponse(request: InitProducerIdRequest, version: number, errorCode: number): Input<InitProducerIdResponse> | null {
+  return {
+    errorCode,
+    producerId: -1n,
+    producerEpoch: -1,
+  };
+}
+
 export const InitProducerIdApi: ApiCodec<InitProducerIdRequest, InitProducerIdResponse> = {
   apiKey: 22,
   name: "InitProducerId",
@@ -121,4 +130,5 @@ export const InitProducerIdApi: ApiCodec<InitProducerIdRequest, InitProducerIdRe
   writeRequest: writeInitProducerIdRequest,
   readResponse: readInitProducerIdResponse,
   writeResponse: writeInitProducerIdResponse,
+  errorResponse: errorInitProducerIdResponse,
 };

@@ -257,6 +257,11 @@ function writeInitializeShareGroupStateResponsePartitionResult(w: Writer, versio
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's InitializeShareGroupStateRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorInitializeShareGroupStateResponse(request: InitializeShareGroupStateRequest, version: number, errorCode: number): Input<InitializeShareGroupStateResponse> | null {
+  return {};
+}
+
 export const InitializeShareGroupStateApi: ApiCodec<InitializeShareGroupStateRequest, InitializeShareGroupStateResponse> = {
   apiKey: 83,
   name: "InitializeShareGroupState",
@@ -268,4 +273,5 @@ export const InitializeShareGroupStateApi: ApiCodec<InitializeShareGroupStateReq
   writeRequest: writeInitializeShareGroupStateRequest,
   readResponse: readInitializeShareGroupStateResponse,
   writeResponse: writeInitializeShareGroupStateResponse,
+  errorResponse: errorInitializeShareGroupStateResponse,
 };

@@ -265,6 +265,14 @@ function writeJoinGroupResponseJoinGroupResponseMember(w: Writer, version: numbe
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's JoinGroupRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorJoinGroupResponse(request: JoinGroupRequest, version: number, errorCode: number): Input<JoinGroupResponse> | null {
+  return {
+    errorCode,
+    protocolName: version >= 7 ? null : "",
+  };
+}
+
 export const JoinGroupApi: ApiCodec<JoinGroupRequest, JoinGroupResponse> = {
   apiKey: 11,
   name: "JoinGroup",
@@ -276,4 +284,5 @@ export const JoinGroupApi: ApiCodec<JoinGroupRequest, JoinGroupResponse> = {
   writeRequest: writeJoinGroupRequest,
   readResponse: readJoinGroupResponse,
   writeResponse: writeJoinGroupResponse,
+  errorResponse: errorJoinGroupResponse,
 };

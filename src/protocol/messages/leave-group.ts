@@ -213,6 +213,13 @@ function writeLeaveGroupResponseMemberResponse(w: Writer, version: number, m: In
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's LeaveGroupRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorLeaveGroupResponse(request: LeaveGroupRequest, version: number, errorCode: number): Input<LeaveGroupResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const LeaveGroupApi: ApiCodec<LeaveGroupRequest, LeaveGroupResponse> = {
   apiKey: 13,
   name: "LeaveGroup",
@@ -224,4 +231,5 @@ export const LeaveGroupApi: ApiCodec<LeaveGroupRequest, LeaveGroupResponse> = {
   writeRequest: writeLeaveGroupRequest,
   readResponse: readLeaveGroupResponse,
   writeResponse: writeLeaveGroupResponse,
+  errorResponse: errorLeaveGroupResponse,
 };

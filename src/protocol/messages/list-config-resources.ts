@@ -131,6 +131,13 @@ function writeListConfigResourcesResponseConfigResource(w: Writer, version: numb
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's ListConfigResourcesRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorListConfigResourcesResponse(request: ListConfigResourcesRequest, version: number, errorCode: number): Input<ListConfigResourcesResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const ListConfigResourcesApi: ApiCodec<ListConfigResourcesRequest, ListConfigResourcesResponse> = {
   apiKey: 74,
   name: "ListConfigResources",
@@ -142,4 +149,5 @@ export const ListConfigResourcesApi: ApiCodec<ListConfigResourcesRequest, ListCo
   writeRequest: writeListConfigResourcesRequest,
   readResponse: readListConfigResourcesResponse,
   writeResponse: writeListConfigResourcesResponse,
+  errorResponse: errorListConfigResourcesResponse,
 };

@@ -184,6 +184,13 @@ function writeListGroupsResponseListedGroup(w: Writer, version: number, m: Input
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's ListGroupsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorListGroupsResponse(request: ListGroupsRequest, version: number, errorCode: number): Input<ListGroupsResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const ListGroupsApi: ApiCodec<ListGroupsRequest, ListGroupsResponse> = {
   apiKey: 16,
   name: "ListGroups",
@@ -195,4 +202,5 @@ export const ListGroupsApi: ApiCodec<ListGroupsRequest, ListGroupsResponse> = {
   writeRequest: writeListGroupsRequest,
   readResponse: readListGroupsResponse,
   writeResponse: writeListGroupsResponse,
+  errorResponse: errorListGroupsResponse,
 };

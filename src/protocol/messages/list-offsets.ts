@@ -337,6 +337,19 @@ function writeListOffsetsResponseListOffsetsPartitionResponse(w: Writer, version
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's ListOffsetsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorListOffsetsResponse(request: ListOffsetsRequest, version: number, errorCode: number): Input<ListOffsetsResponse> | null {
+  return {
+    topics: request.topics.map((e) => ({
+      name: e.name,
+      partitions: e.partitions.map((e) => ({
+        errorCode,
+        partitionIndex: e.partitionIndex,
+      })),
+    })),
+  };
+}
+
 export const ListOffsetsApi: ApiCodec<ListOffsetsRequest, ListOffsetsResponse> = {
   apiKey: 2,
   name: "ListOffsets",
@@ -348,4 +361,5 @@ export const ListOffsetsApi: ApiCodec<ListOffsetsRequest, ListOffsetsResponse> =
   writeRequest: writeListOffsetsRequest,
   readResponse: readListOffsetsResponse,
   writeResponse: writeListOffsetsResponse,
+  errorResponse: errorListOffsetsResponse,
 };

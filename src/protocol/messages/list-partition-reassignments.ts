@@ -288,6 +288,19 @@ function writeListPartitionReassignmentsResponseOngoingPartitionReassignment(w: 
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's ListPartitionReassignmentsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorListPartitionReassignmentsResponse(request: ListPartitionReassignmentsRequest, version: number, errorCode: number): Input<ListPartitionReassignmentsResponse> | null {
+  return {
+    errorCode,
+    topics: (request.topics ?? []).map((e) => ({
+      name: e.name,
+      partitions: e.partitionIndexes.map((e) => ({
+        partitionIndex: e,
+      })),
+    })),
+  };
+}
+
 export const ListPartitionReassignmentsApi: ApiCodec<ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse> = {
   apiKey: 46,
   name: "ListPartitionReassignments",
@@ -299,4 +312,5 @@ export const ListPartitionReassignmentsApi: ApiCodec<ListPartitionReassignmentsR
   writeRequest: writeListPartitionReassignmentsRequest,
   readResponse: readListPartitionReassignmentsResponse,
   writeResponse: writeListPartitionReassignmentsResponse,
+  errorResponse: errorListPartitionReassignmentsResponse,
 };

@@ -184,6 +184,13 @@ function writeListTransactionsResponseTransactionState(w: Writer, version: numbe
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's ListTransactionsRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorListTransactionsResponse(request: ListTransactionsRequest, version: number, errorCode: number): Input<ListTransactionsResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const ListTransactionsApi: ApiCodec<ListTransactionsRequest, ListTransactionsResponse> = {
   apiKey: 66,
   name: "ListTransactions",
@@ -195,4 +202,5 @@ export const ListTransactionsApi: ApiCodec<ListTransactionsRequest, ListTransact
   writeRequest: writeListTransactionsRequest,
   readResponse: readListTransactionsResponse,
   writeResponse: writeListTransactionsResponse,
+  errorResponse: errorListTransactionsResponse,
 };

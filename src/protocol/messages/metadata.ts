@@ -500,6 +500,17 @@ function writeMetadataResponseMetadataResponsePartition(w: Writer, version: numb
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's MetadataRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorMetadataResponse(request: MetadataRequest, version: number, errorCode: number): Input<MetadataResponse> | null {
+  return {
+    topics: (request.topics ?? []).map((e) => ({
+      errorCode,
+      name: e.name ?? "",
+      topicId: e.topicId,
+    })),
+  };
+}
+
 export const MetadataApi: ApiCodec<MetadataRequest, MetadataResponse> = {
   apiKey: 3,
   name: "Metadata",
@@ -511,4 +522,5 @@ export const MetadataApi: ApiCodec<MetadataRequest, MetadataResponse> = {
   writeRequest: writeMetadataRequest,
   readResponse: readMetadataResponse,
   writeResponse: writeMetadataResponse,
+  errorResponse: errorMetadataResponse,
 };

@@ -355,6 +355,20 @@ function writeOffsetCommitResponseOffsetCommitResponsePartition(w: Writer, versi
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's OffsetCommitRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorOffsetCommitResponse(request: OffsetCommitRequest, version: number, errorCode: number): Input<OffsetCommitResponse> | null {
+  return {
+    topics: request.topics.map((e) => ({
+      name: e.name,
+      topicId: e.topicId,
+      partitions: e.partitions.map((e) => ({
+        errorCode,
+        partitionIndex: e.partitionIndex,
+      })),
+    })),
+  };
+}
+
 export const OffsetCommitApi: ApiCodec<OffsetCommitRequest, OffsetCommitResponse> = {
   apiKey: 8,
   name: "OffsetCommit",
@@ -366,4 +380,5 @@ export const OffsetCommitApi: ApiCodec<OffsetCommitRequest, OffsetCommitResponse
   writeRequest: writeOffsetCommitRequest,
   readResponse: readOffsetCommitResponse,
   writeResponse: writeOffsetCommitResponse,
+  errorResponse: errorOffsetCommitResponse,
 };

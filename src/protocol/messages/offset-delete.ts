@@ -198,6 +198,13 @@ function writeOffsetDeleteResponseOffsetDeleteResponsePartition(w: Writer, versi
   w.int16(m.errorCode ?? 0);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's OffsetDeleteRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorOffsetDeleteResponse(request: OffsetDeleteRequest, version: number, errorCode: number): Input<OffsetDeleteResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const OffsetDeleteApi: ApiCodec<OffsetDeleteRequest, OffsetDeleteResponse> = {
   apiKey: 47,
   name: "OffsetDelete",
@@ -209,4 +216,5 @@ export const OffsetDeleteApi: ApiCodec<OffsetDeleteRequest, OffsetDeleteResponse
   writeRequest: writeOffsetDeleteRequest,
   readResponse: readOffsetDeleteResponse,
   writeResponse: writeOffsetDeleteResponse,
+  errorResponse: errorOffsetDeleteResponse,
 };

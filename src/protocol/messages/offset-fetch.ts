@@ -619,6 +619,26 @@ function writeOffsetFetchResponseOffsetFetchResponsePartitions(w: Writer, versio
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's OffsetFetchRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorOffsetFetchResponse(request: OffsetFetchRequest, version: number, errorCode: number): Input<OffsetFetchResponse> | null {
+  return {
+    errorCode,
+    topics: (version <= 1 ? (request.topics ?? []).map((e) => ({
+      name: e.name,
+      partitions: e.partitionIndexes.map((e) => ({
+        errorCode,
+        partitionIndex: e,
+        committedOffset: -1n,
+        metadata: "",
+      })),
+    })) : []),
+    groups: request.groups.map((e) => ({
+      errorCode,
+      groupId: e.groupId,
+    })),
+  };
+}
+
 export const OffsetFetchApi: ApiCodec<OffsetFetchRequest, OffsetFetchResponse> = {
   apiKey: 9,
   name: "OffsetFetch",
@@ -630,4 +650,5 @@ export const OffsetFetchApi: ApiCodec<OffsetFetchRequest, OffsetFetchResponse> =
   writeRequest: writeOffsetFetchRequest,
   readResponse: readOffsetFetchResponse,
   writeResponse: writeOffsetFetchResponse,
+  errorResponse: errorOffsetFetchResponse,
 };

@@ -321,6 +321,19 @@ function writeOffsetForLeaderEpochResponseEpochEndOffset(w: Writer, version: num
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's OffsetForLeaderEpochRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorOffsetForLeaderEpochResponse(request: OffsetForLeaderEpochRequest, version: number, errorCode: number): Input<OffsetForLeaderEpochResponse> | null {
+  return {
+    topics: request.topics.map((e) => ({
+      topic: e.topic,
+      partitions: e.partitions.map((e) => ({
+        errorCode,
+        partition: e.partition,
+      })),
+    })),
+  };
+}
+
 export const OffsetForLeaderEpochApi: ApiCodec<OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse> = {
   apiKey: 23,
   name: "OffsetForLeaderEpoch",
@@ -332,4 +345,5 @@ export const OffsetForLeaderEpochApi: ApiCodec<OffsetForLeaderEpochRequest, Offs
   writeRequest: writeOffsetForLeaderEpochRequest,
   readResponse: readOffsetForLeaderEpochResponse,
   writeResponse: writeOffsetForLeaderEpochResponse,
+  errorResponse: errorOffsetForLeaderEpochResponse,
 };

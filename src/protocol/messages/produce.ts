@@ -570,6 +570,22 @@ function writeProduceResponseNodeEndpoint(w: Writer, version: number, m: Input<P
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's ProduceRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorProduceResponse(request: ProduceRequest, version: number, errorCode: number): Input<ProduceResponse> | null {
+  if (request.acks === 0) return null;
+  return {
+    responses: request.topicData.map((e) => ({
+      name: e.name,
+      topicId: e.topicId,
+      partitionResponses: e.partitionData.map((e) => ({
+        errorCode,
+        index: e.index,
+        baseOffset: -1n,
+      })),
+    })),
+  };
+}
+
 export const ProduceApi: ApiCodec<ProduceRequest, ProduceResponse> = {
   apiKey: 0,
   name: "Produce",
@@ -581,4 +597,5 @@ export const ProduceApi: ApiCodec<ProduceRequest, ProduceResponse> = {
   writeRequest: writeProduceRequest,
   readResponse: readProduceResponse,
   writeResponse: writeProduceResponse,
+  errorResponse: errorProduceResponse,
 };

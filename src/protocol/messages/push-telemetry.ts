@@ -79,6 +79,13 @@ export function writePushTelemetryResponse(w: Writer, version: number, m: Input<
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's PushTelemetryRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorPushTelemetryResponse(request: PushTelemetryRequest, version: number, errorCode: number): Input<PushTelemetryResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const PushTelemetryApi: ApiCodec<PushTelemetryRequest, PushTelemetryResponse> = {
   apiKey: 72,
   name: "PushTelemetry",
@@ -90,4 +97,5 @@ export const PushTelemetryApi: ApiCodec<PushTelemetryRequest, PushTelemetryRespo
   writeRequest: writePushTelemetryRequest,
   readResponse: readPushTelemetryResponse,
   writeResponse: writePushTelemetryResponse,
+  errorResponse: errorPushTelemetryResponse,
 };

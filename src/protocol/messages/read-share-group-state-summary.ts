@@ -270,6 +270,11 @@ function writeReadShareGroupStateSummaryResponsePartitionResult(w: Writer, versi
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's ReadShareGroupStateSummaryRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorReadShareGroupStateSummaryResponse(request: ReadShareGroupStateSummaryRequest, version: number, errorCode: number): Input<ReadShareGroupStateSummaryResponse> | null {
+  return {};
+}
+
 export const ReadShareGroupStateSummaryApi: ApiCodec<ReadShareGroupStateSummaryRequest, ReadShareGroupStateSummaryResponse> = {
   apiKey: 87,
   name: "ReadShareGroupStateSummary",
@@ -281,4 +286,5 @@ export const ReadShareGroupStateSummaryApi: ApiCodec<ReadShareGroupStateSummaryR
   writeRequest: writeReadShareGroupStateSummaryRequest,
   readResponse: readReadShareGroupStateSummaryResponse,
   writeResponse: writeReadShareGroupStateSummaryResponse,
+  errorResponse: errorReadShareGroupStateSummaryResponse,
 };

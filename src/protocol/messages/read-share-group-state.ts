@@ -320,6 +320,11 @@ function writeReadShareGroupStateResponseStateBatch(w: Writer, version: number, 
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's ReadShareGroupStateRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorReadShareGroupStateResponse(request: ReadShareGroupStateRequest, version: number, errorCode: number): Input<ReadShareGroupStateResponse> | null {
+  return {};
+}
+
 export const ReadShareGroupStateApi: ApiCodec<ReadShareGroupStateRequest, ReadShareGroupStateResponse> = {
   apiKey: 84,
   name: "ReadShareGroupState",
@@ -331,4 +336,5 @@ export const ReadShareGroupStateApi: ApiCodec<ReadShareGroupStateRequest, ReadSh
   writeRequest: writeReadShareGroupStateRequest,
   readResponse: readReadShareGroupStateResponse,
   writeResponse: writeReadShareGroupStateResponse,
+  errorResponse: errorReadShareGroupStateResponse,
 };

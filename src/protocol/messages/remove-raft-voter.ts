@@ -73,6 +73,13 @@ export function writeRemoveRaftVoterResponse(w: Writer, version: number, m: Inpu
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's RemoveRaftVoterRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorRemoveRaftVoterResponse(request: RemoveRaftVoterRequest, version: number, errorCode: number): Input<RemoveRaftVoterResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const RemoveRaftVoterApi: ApiCodec<RemoveRaftVoterRequest, RemoveRaftVoterResponse> = {
   apiKey: 81,
   name: "RemoveRaftVoter",
@@ -84,4 +91,5 @@ export const RemoveRaftVoterApi: ApiCodec<RemoveRaftVoterRequest, RemoveRaftVote
   writeRequest: writeRemoveRaftVoterRequest,
   readResponse: readRemoveRaftVoterResponse,
   writeResponse: writeRemoveRaftVoterResponse,
+  errorResponse: errorRemoveRaftVoterResponse,
 };

@@ -78,6 +78,13 @@ export function writeRenewDelegationTokenResponse(w: Writer, version: number, m:
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's RenewDelegationTokenRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorRenewDelegationTokenResponse(request: RenewDelegationTokenRequest, version: number, errorCode: number): Input<RenewDelegationTokenResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const RenewDelegationTokenApi: ApiCodec<RenewDelegationTokenRequest, RenewDelegationTokenResponse> = {
   apiKey: 39,
   name: "RenewDelegationToken",
@@ -89,4 +96,5 @@ export const RenewDelegationTokenApi: ApiCodec<RenewDelegationTokenRequest, Rene
   writeRequest: writeRenewDelegationTokenRequest,
   readResponse: readRenewDelegationTokenResponse,
   writeResponse: writeRenewDelegationTokenResponse,
+  errorResponse: errorRenewDelegationTokenResponse,
 };

@@ -79,6 +79,13 @@ export function writeSaslAuthenticateResponse(w: Writer, version: number, m: Inp
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's SaslAuthenticateRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorSaslAuthenticateResponse(request: SaslAuthenticateRequest, version: number, errorCode: number): Input<SaslAuthenticateResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const SaslAuthenticateApi: ApiCodec<SaslAuthenticateRequest, SaslAuthenticateResponse> = {
   apiKey: 36,
   name: "SaslAuthenticate",
@@ -90,4 +97,5 @@ export const SaslAuthenticateApi: ApiCodec<SaslAuthenticateRequest, SaslAuthenti
   writeRequest: writeSaslAuthenticateRequest,
   readResponse: readSaslAuthenticateResponse,
   writeResponse: writeSaslAuthenticateResponse,
+  errorResponse: errorSaslAuthenticateResponse,
 };

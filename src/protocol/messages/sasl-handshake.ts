@@ -59,6 +59,13 @@ export function writeSaslHandshakeResponse(w: Writer, version: number, m: Input<
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's SaslHandshakeRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorSaslHandshakeResponse(request: SaslHandshakeRequest, version: number, errorCode: number): Input<SaslHandshakeResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const SaslHandshakeApi: ApiCodec<SaslHandshakeRequest, SaslHandshakeResponse> = {
   apiKey: 17,
   name: "SaslHandshake",
@@ -70,4 +77,5 @@ export const SaslHandshakeApi: ApiCodec<SaslHandshakeRequest, SaslHandshakeRespo
   writeRequest: writeSaslHandshakeRequest,
   readResponse: readSaslHandshakeResponse,
   writeResponse: writeSaslHandshakeResponse,
+  errorResponse: errorSaslHandshakeResponse,
 };

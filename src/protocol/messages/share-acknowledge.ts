@@ -451,6 +451,13 @@ function writeShareAcknowledgeResponseNodeEndpoint(w: Writer, version: number, m
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's ShareAcknowledgeRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorShareAcknowledgeResponse(request: ShareAcknowledgeRequest, version: number, errorCode: number): Input<ShareAcknowledgeResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const ShareAcknowledgeApi: ApiCodec<ShareAcknowledgeRequest, ShareAcknowledgeResponse> = {
   apiKey: 79,
   name: "ShareAcknowledge",
@@ -462,4 +469,5 @@ export const ShareAcknowledgeApi: ApiCodec<ShareAcknowledgeRequest, ShareAcknowl
   writeRequest: writeShareAcknowledgeRequest,
   readResponse: readShareAcknowledgeResponse,
   writeResponse: writeShareAcknowledgeResponse,
+  errorResponse: errorShareAcknowledgeResponse,
 };

@@ -615,6 +615,13 @@ function writeShareFetchResponseNodeEndpoint(w: Writer, version: number, m: Inpu
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's ShareFetchRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorShareFetchResponse(request: ShareFetchRequest, version: number, errorCode: number): Input<ShareFetchResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const ShareFetchApi: ApiCodec<ShareFetchRequest, ShareFetchResponse> = {
   apiKey: 78,
   name: "ShareFetch",
@@ -626,4 +633,5 @@ export const ShareFetchApi: ApiCodec<ShareFetchRequest, ShareFetchResponse> = {
   writeRequest: writeShareFetchRequest,
   readResponse: readShareFetchResponse,
   writeResponse: writeShareFetchResponse,
+  errorResponse: errorShareFetchResponse,
 };

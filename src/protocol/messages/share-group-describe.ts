@@ -341,6 +341,11 @@ function writeShareGroupDescribeResponseAssignment(w: Writer, version: number, m
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's ShareGroupDescribeRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorShareGroupDescribeResponse(request: ShareGroupDescribeRequest, version: number, errorCode: number): Input<ShareGroupDescribeResponse> | null {
+  return {};
+}
+
 export const ShareGroupDescribeApi: ApiCodec<ShareGroupDescribeRequest, ShareGroupDescribeResponse> = {
   apiKey: 77,
   name: "ShareGroupDescribe",
@@ -352,4 +357,5 @@ export const ShareGroupDescribeApi: ApiCodec<ShareGroupDescribeRequest, ShareGro
   writeRequest: writeShareGroupDescribeRequest,
   readResponse: readShareGroupDescribeResponse,
   writeResponse: writeShareGroupDescribeResponse,
+  errorResponse: errorShareGroupDescribeResponse,
 };

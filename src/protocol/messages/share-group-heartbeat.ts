@@ -211,6 +211,13 @@ function writeShareGroupHeartbeatResponseTopicPartitions(w: Writer, version: num
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's ShareGroupHeartbeatRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorShareGroupHeartbeatResponse(request: ShareGroupHeartbeatRequest, version: number, errorCode: number): Input<ShareGroupHeartbeatResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const ShareGroupHeartbeatApi: ApiCodec<ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse> = {
   apiKey: 76,
   name: "ShareGroupHeartbeat",
@@ -222,4 +229,5 @@ export const ShareGroupHeartbeatApi: ApiCodec<ShareGroupHeartbeatRequest, ShareG
   writeRequest: writeShareGroupHeartbeatRequest,
   readResponse: readShareGroupHeartbeatResponse,
   writeResponse: writeShareGroupHeartbeatResponse,
+  errorResponse: errorShareGroupHeartbeatResponse,
 };

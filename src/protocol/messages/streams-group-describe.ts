@@ -767,6 +767,11 @@ function writeStreamsGroupDescribeResponseTopicInfo(w: Writer, version: number, 
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's StreamsGroupDescribeRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorStreamsGroupDescribeResponse(request: StreamsGroupDescribeRequest, version: number, errorCode: number): Input<StreamsGroupDescribeResponse> | null {
+  return {};
+}
+
 export const StreamsGroupDescribeApi: ApiCodec<StreamsGroupDescribeRequest, StreamsGroupDescribeResponse> = {
   apiKey: 89,
   name: "StreamsGroupDescribe",
@@ -778,4 +783,5 @@ export const StreamsGroupDescribeApi: ApiCodec<StreamsGroupDescribeRequest, Stre
   writeRequest: writeStreamsGroupDescribeRequest,
   readResponse: readStreamsGroupDescribeResponse,
   writeResponse: writeStreamsGroupDescribeResponse,
+  errorResponse: errorStreamsGroupDescribeResponse,
 };

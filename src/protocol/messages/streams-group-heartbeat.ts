@@ -1073,6 +1073,13 @@ function writeStreamsGroupHeartbeatResponseEndpoint(w: Writer, version: number, 
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's StreamsGroupHeartbeatRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorStreamsGroupHeartbeatResponse(request: StreamsGroupHeartbeatRequest, version: number, errorCode: number): Input<StreamsGroupHeartbeatResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const StreamsGroupHeartbeatApi: ApiCodec<StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse> = {
   apiKey: 88,
   name: "StreamsGroupHeartbeat",
@@ -1084,4 +1091,5 @@ export const StreamsGroupHeartbeatApi: ApiCodec<StreamsGroupHeartbeatRequest, St
   writeRequest: writeStreamsGroupHeartbeatRequest,
   readResponse: readStreamsGroupHeartbeatResponse,
   writeResponse: writeStreamsGroupHeartbeatResponse,
+  errorResponse: errorStreamsGroupHeartbeatResponse,
 };

@@ -173,6 +173,13 @@ export function writeSyncGroupResponse(w: Writer, version: number, m: Input<Sync
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's SyncGroupRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorSyncGroupResponse(request: SyncGroupRequest, version: number, errorCode: number): Input<SyncGroupResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const SyncGroupApi: ApiCodec<SyncGroupRequest, SyncGroupResponse> = {
   apiKey: 14,
   name: "SyncGroup",
@@ -184,4 +191,5 @@ export const SyncGroupApi: ApiCodec<SyncGroupRequest, SyncGroupResponse> = {
   writeRequest: writeSyncGroupRequest,
   readResponse: readSyncGroupResponse,
   writeResponse: writeSyncGroupResponse,
+  errorResponse: errorSyncGroupResponse,
 };

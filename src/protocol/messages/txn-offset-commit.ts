@@ -344,6 +344,19 @@ function writeTxnOffsetCommitResponseTxnOffsetCommitResponsePartition(w: Writer,
   }
 }
 
+/** The answer to a request that failed inside the broker (Kafka's TxnOffsetCommitRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorTxnOffsetCommitResponse(request: TxnOffsetCommitRequest, version: number, errorCode: number): Input<TxnOffsetCommitResponse> | null {
+  return {
+    topics: request.topics.map((e) => ({
+      name: e.name,
+      partitions: e.partitions.map((e) => ({
+        errorCode,
+        partitionIndex: e.partitionIndex,
+      })),
+    })),
+  };
+}
+
 export const TxnOffsetCommitApi: ApiCodec<TxnOffsetCommitRequest, TxnOffsetCommitResponse> = {
   apiKey: 28,
   name: "TxnOffsetCommit",
@@ -355,4 +368,5 @@ export const TxnOffsetCommitApi: ApiCodec<TxnOffsetCommitRequest, TxnOffsetCommi
   writeRequest: writeTxnOffsetCommitRequest,
   readResponse: readTxnOffsetCommitResponse,
   writeResponse: writeTxnOffsetCommitResponse,
+  errorResponse: errorTxnOffsetCommitResponse,
 };

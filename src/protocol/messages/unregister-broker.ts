@@ -64,6 +64,13 @@ export function writeUnregisterBrokerResponse(w: Writer, version: number, m: Inp
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's UnregisterBrokerRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorUnregisterBrokerResponse(request: UnregisterBrokerRequest, version: number, errorCode: number): Input<UnregisterBrokerResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const UnregisterBrokerApi: ApiCodec<UnregisterBrokerRequest, UnregisterBrokerResponse> = {
   apiKey: 64,
   name: "UnregisterBroker",
@@ -75,4 +82,5 @@ export const UnregisterBrokerApi: ApiCodec<UnregisterBrokerRequest, UnregisterBr
   writeRequest: writeUnregisterBrokerRequest,
   readResponse: readUnregisterBrokerResponse,
   writeResponse: writeUnregisterBrokerResponse,
+  errorResponse: errorUnregisterBrokerResponse,
 };

@@ -187,6 +187,13 @@ function writeUpdateFeaturesResponseUpdatableFeatureResult(w: Writer, version: n
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's UpdateFeaturesRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorUpdateFeaturesResponse(request: UpdateFeaturesRequest, version: number, errorCode: number): Input<UpdateFeaturesResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const UpdateFeaturesApi: ApiCodec<UpdateFeaturesRequest, UpdateFeaturesResponse> = {
   apiKey: 57,
   name: "UpdateFeatures",
@@ -198,4 +205,5 @@ export const UpdateFeaturesApi: ApiCodec<UpdateFeaturesRequest, UpdateFeaturesRe
   writeRequest: writeUpdateFeaturesRequest,
   readResponse: readUpdateFeaturesResponse,
   writeResponse: writeUpdateFeaturesResponse,
+  errorResponse: errorUpdateFeaturesResponse,
 };

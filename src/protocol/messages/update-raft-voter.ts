@@ -249,6 +249,13 @@ function writeUpdateRaftVoterResponseCurrentLeader(w: Writer, version: number, m
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's UpdateRaftVoterRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorUpdateRaftVoterResponse(request: UpdateRaftVoterRequest, version: number, errorCode: number): Input<UpdateRaftVoterResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const UpdateRaftVoterApi: ApiCodec<UpdateRaftVoterRequest, UpdateRaftVoterResponse> = {
   apiKey: 82,
   name: "UpdateRaftVoter",
@@ -260,4 +267,5 @@ export const UpdateRaftVoterApi: ApiCodec<UpdateRaftVoterRequest, UpdateRaftVote
   writeRequest: writeUpdateRaftVoterRequest,
   readResponse: readUpdateRaftVoterResponse,
   writeResponse: writeUpdateRaftVoterResponse,
+  errorResponse: errorUpdateRaftVoterResponse,
 };

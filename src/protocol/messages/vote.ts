@@ -373,6 +373,13 @@ function writeVoteResponseNodeEndpoint(w: Writer, version: number, m: Input<Vote
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's VoteRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorVoteResponse(request: VoteRequest, version: number, errorCode: number): Input<VoteResponse> | null {
+  return {
+    errorCode,
+  };
+}
+
 export const VoteApi: ApiCodec<VoteRequest, VoteResponse> = {
   apiKey: 52,
   name: "Vote",
@@ -384,4 +391,5 @@ export const VoteApi: ApiCodec<VoteRequest, VoteResponse> = {
   writeRequest: writeVoteRequest,
   readResponse: readVoteResponse,
   writeResponse: writeVoteResponse,
+  errorResponse: errorVoteResponse,
 };

@@ -325,6 +325,11 @@ function writeWriteShareGroupStateResponsePartitionResult(w: Writer, version: nu
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's WriteShareGroupStateRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorWriteShareGroupStateResponse(request: WriteShareGroupStateRequest, version: number, errorCode: number): Input<WriteShareGroupStateResponse> | null {
+  return {};
+}
+
 export const WriteShareGroupStateApi: ApiCodec<WriteShareGroupStateRequest, WriteShareGroupStateResponse> = {
   apiKey: 85,
   name: "WriteShareGroupState",
@@ -336,4 +341,5 @@ export const WriteShareGroupStateApi: ApiCodec<WriteShareGroupStateRequest, Writ
   writeRequest: writeWriteShareGroupStateRequest,
   readResponse: readWriteShareGroupStateResponse,
   writeResponse: writeWriteShareGroupStateResponse,
+  errorResponse: errorWriteShareGroupStateResponse,
 };

@@ -325,6 +325,11 @@ function writeWriteTxnMarkersResponseWritableTxnMarkerPartitionResult(w: Writer,
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
 
+/** The answer to a request that failed inside the broker (Kafka's WriteTxnMarkersRequest.getErrorResponse): its resources echoed with `errorCode`. */
+function errorWriteTxnMarkersResponse(request: WriteTxnMarkersRequest, version: number, errorCode: number): Input<WriteTxnMarkersResponse> | null {
+  return {};
+}
+
 export const WriteTxnMarkersApi: ApiCodec<WriteTxnMarkersRequest, WriteTxnMarkersResponse> = {
   apiKey: 27,
   name: "WriteTxnMarkers",
@@ -336,4 +341,5 @@ export const WriteTxnMarkersApi: ApiCodec<WriteTxnMarkersRequest, WriteTxnMarker
   writeRequest: writeWriteTxnMarkersRequest,
   readResponse: readWriteTxnMarkersResponse,
   writeResponse: writeWriteTxnMarkersResponse,
+  errorResponse: errorWriteTxnMarkersResponse,
 };

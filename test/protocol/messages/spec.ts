@@ -274,3 +274,15 @@ function randBytesN(rnd: () => number, n: number): Buffer {
   for (let i = 0; i < n; i++) b[i] = Math.floor(rnd() * 256);
   return b;
 }
+
+/** Every error-code field present at `version` in `m` (a decoded message of `msg`), depth first, the top level last. */
+export function errorCodes(msg: MessageSpec, m: Record<string, unknown>, version: number, fields: FieldSpec[] = msg.fields ?? [], out: number[] = []): number[] {
+  for (const f of fields) {
+    if (!inRange(f.versions, version)) continue;
+    const v = m[camel(f.name)];
+    if (f.fields && Array.isArray(v)) for (const e of v) errorCodes(msg, e as Record<string, unknown>, version, f.fields, out);
+  }
+  // CreateTopics' TopicConfigErrorCode is about DescribeConfigs of the new topic, not the request.
+  for (const f of fields) if (inRange(f.versions, version) && /ErrorCode$/.test(f.name) && f.name !== "TopicConfigErrorCode") out.push(m[camel(f.name)] as number);
+  return out;
+}
