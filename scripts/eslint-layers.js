@@ -26,8 +26,8 @@ export const LAYERS = [
   { name: 'observability', files: ['src/observability/'], imports: ['storage', 'protocol', 'foundation'] },
   { name: 'storage', files: ['src/storage/'], imports: ['foundation'] },
   { name: 'protocol', files: ['src/protocol/'], imports: ['foundation'] },
-  // Imported by every layer: the clock, the logger and the config schema.
-  { name: 'foundation', files: ['src/clock', 'src/observability/logger', 'src/config/'], imports: [] },
+  // Imported by every layer: the clock, the logger with its log codes, and the config schema.
+  { name: 'foundation', files: ['src/clock', 'src/observability/logger', 'src/observability/log-codes', 'src/config/'], imports: [] },
 ];
 
 /** Packages that talk to PostgreSQL: only src/storage/pg/ imports them. */

@@ -41,6 +41,7 @@ import { createPool } from './storage/pg/pool.js';
 import { TopicStore } from './storage/pg/topic-store.js';
 import { TransactionStore } from './storage/pg/transaction-store.js';
 import { UserStore } from './storage/pg/user-store.js';
+import { LogCode } from './observability/log-codes.js';
 
 const BROKER_HEARTBEAT_MS = 3000;
 const BROKER_LIVENESS_MS = 9000;
@@ -73,7 +74,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const instanceId = randomUUID();
   // Named by instance: a broker restarted after a crash sees at once that the instance it replaces has no session left.
   const pool = createPool({ ...connection, max: config.poolSize, applicationName: brokerApplicationName(instanceId) });
-  pool.on('error', (err) => log.warn({ err: err.message, code: 'PGKAFKA_POOL_CLIENT_ERROR' }, 'idle PostgreSQL connection failed'));
+  pool.on('error', (err) => log.warn({ err: err.message, code: LogCode.POOL_CLIENT_ERROR }, 'idle PostgreSQL connection failed'));
 
   const channels = { append: `${config.schema}_append`, topics: `${config.schema}_topics`, acls: `${config.schema}_acls`, coordinators: `${config.schema}_coordinators`, brokerConfigs: `${config.schema}_broker_configs` };
   const clusterStore = new ClusterStore(pool);
@@ -292,7 +293,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     if (await clusterStore.registerBroker(context.self, instanceId, BROKER_LIVENESS_MS)) return;
     const holder = await clusterStore.registration(config.nodeId, BROKER_LIVENESS_MS);
     log.error(
-      { nodeId: config.nodeId, instance: holder?.instanceId, host: holder?.host, port: holder?.port, code: 'PGKAFKA_DUPLICATE_NODE_ID' },
+      { nodeId: config.nodeId, instance: holder?.instanceId, host: holder?.host, port: holder?.port, code: LogCode.DUPLICATE_NODE_ID },
       'node id registered by another live broker: give every broker its own node id (PGKAFKA_NODE_ID)',
     );
   };
@@ -302,7 +303,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
       .then((registered) => (registered ? undefined : reRegister()))
       .then(readLive)
       .then((brokers) => coordination.rebalance(brokers))
-      .catch((err: Error) => log.warn({ err: err.message, code: 'PGKAFKA_HEARTBEAT_FAILED' }, 'broker heartbeat failed'));
+      .catch((err: Error) => log.warn({ err: err.message, code: LogCode.HEARTBEAT_FAILED }, 'broker heartbeat failed'));
   }, BROKER_HEARTBEAT_MS);
   heartbeat.unref();
   const compactor = new Compactor(new CompactionStore(pool), logs, config.logCleanerChunkBatches, log);

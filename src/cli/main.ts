@@ -7,6 +7,7 @@ import { runGroupsCommand } from './groups.js';
 import { runUsersCommand } from './users.js';
 import { ConfigError, loadConfig, options } from '../config/schema.js';
 import { createLogger } from '../observability/logger.js';
+import { LogCode } from '../observability/log-codes.js';
 
 const USAGE = `Usage: pgkafka [start] [--help]
        pgkafka groups [--list] [--group <id>]... [--json]
@@ -63,7 +64,7 @@ async function main(): Promise<void> {
   try {
     broker = await startBroker(config, log);
   } catch (err) {
-    log.fatal({ err: (err as Error).message, code: 'PGKAFKA_START_FAILED' }, 'pgkafka could not start');
+    log.fatal({ err: (err as Error).message, code: LogCode.START_FAILED }, 'pgkafka could not start');
     process.exit(1);
   }
   const shutdown = (signal: string) => {

@@ -16,6 +16,7 @@
 // NOT_COORDINATOR and a FindCoordinator: the next holder restores it whole.
 import type { Logger } from '../observability/logger.js';
 import type { CoordinatorStore } from '../storage/pg/coordinator-store.js';
+import { LogCode } from '../observability/log-codes.js';
 
 export const COORDINATOR_SLOTS = 50;
 /** Ownership ends locally this long before the lease expires in the database, so two brokers never serve one slot. */
@@ -130,7 +131,7 @@ export class Coordination {
     if (!this.owned.has(slot)) return;
     this.drop(new Set([slot]))
       .then(() => this.rebalance(this.live))
-      .catch((err: Error) => this.log.warn({ err: err.message, slot, code: 'PGKAFKA_COORDINATOR_LEASE_FAILED' }, 'dropping a lost coordinator slot failed'));
+      .catch((err: Error) => this.log.warn({ err: err.message, slot, code: LogCode.COORDINATOR_LEASE_FAILED }, 'dropping a lost coordinator slot failed'));
   }
 
   /** Whether this broker serves the key's group now. */
@@ -213,7 +214,7 @@ export class Coordination {
       this.holders = new Map((await this.store.holders()).map((h) => [h.slot, { nodeId: h.nodeId, until: asked + h.expiresInMs }]));
       this.scheduleExpiry();
     } catch (err) {
-      this.log.warn({ err: (err as Error).message, code: 'PGKAFKA_COORDINATOR_LEASE_FAILED' }, 'coordinator lease renewal failed; slots stop being served when the leases lapse');
+      this.log.warn({ err: (err as Error).message, code: LogCode.COORDINATOR_LEASE_FAILED }, 'coordinator lease renewal failed; slots stop being served when the leases lapse');
     }
   }
 

@@ -15,6 +15,7 @@ import { ClassicGroup, type GroupSettings } from './classic-group.js';
 import { systemClock, type Clock, type Timer } from '../clock.js';
 import { slotOf, type SlotOwner } from './coordination.js';
 import type { Group, ListedGroup, OffsetCommitter } from './group.js';
+import { LogCode } from '../observability/log-codes.js';
 
 /** How long a group is left where it is after a rebalance completes, before its slot may be handed to another broker. */
 const SETTLE_MS = 5000;
@@ -112,7 +113,7 @@ export class GroupCoordinator implements SlotOwner {
       this.groups.delete(g.groupId);
     }
     this.log.warn(
-      { group: groupId, slot: err.slot, write, groupsUnloaded: unloaded.length, code: 'PGKAFKA_COORDINATOR_LEASE_LOST' },
+      { group: groupId, slot: err.slot, write, groupsUnloaded: unloaded.length, code: LogCode.COORDINATOR_LEASE_LOST },
       'coordinator slot lost to another broker: write refused, its groups are no longer served here',
     );
     this.reportLeaseLost(err.slot);
@@ -206,7 +207,7 @@ export class GroupCoordinator implements SlotOwner {
         if (this.persistChains.get(group.groupId) === next) this.persistChains.delete(group.groupId);
       },
       (err: Error) => {
-        if (!(err instanceof LeaseLostError)) this.log.error({ err: err.message, group: group.groupId, code: 'PGKAFKA_GROUP_STORE_FAILED' }, 'storing group failed');
+        if (!(err instanceof LeaseLostError)) this.log.error({ err: err.message, group: group.groupId, code: LogCode.GROUP_STORE_FAILED }, 'storing group failed');
       },
     );
     return next;

@@ -13,6 +13,7 @@ import type { TopicManager } from '../log/topic-manager.js';
 import type { PendingTxnOffset, ProducerIdStorage, StoredTransaction, TransactionStorage, TxnPartition } from './transaction-storage.js';
 import type { TxnMarkerWriter } from './txn-markers.js';
 import { systemClock, type Clock, type Timer } from '../clock.js';
+import { LogCode } from '../observability/log-codes.js';
 
 // Handlers name the offsets they hand to commitOffsets through the coordinator, not the storage layer.
 export type { PendingTxnOffset };
@@ -125,7 +126,7 @@ export class TransactionCoordinator {
   start(): void {
     this.timer = this.clock.setTimeout(() => {
       this.abortTimedOut()
-        .catch((err: Error) => this.log.warn({ err: err.message, code: 'PGKAFKA_TXN_TIMEOUT_CHECK_FAILED' }, 'transaction timeout check failed'))
+        .catch((err: Error) => this.log.warn({ err: err.message, code: LogCode.TXN_TIMEOUT_CHECK_FAILED }, 'transaction timeout check failed'))
         .finally(() => {
           if (this.timer) this.start();
         });
@@ -426,7 +427,7 @@ export class TransactionCoordinator {
         else if (meta.state === 'Ongoing' && this.clock.now() - meta.startTimeMs > meta.timeoutMs) {
           await this.endTransaction(meta, false, true, `timed out after ${meta.timeoutMs} ms`);
         }
-      }).catch((err: Error) => this.log.warn({ err: err.message, transactionalId: meta.transactionalId, code: 'PGKAFKA_TXN_ABORT_FAILED' }, 'aborting a timed-out transaction failed; retrying'));
+      }).catch((err: Error) => this.log.warn({ err: err.message, transactionalId: meta.transactionalId, code: LogCode.TXN_ABORT_FAILED }, 'aborting a timed-out transaction failed; retrying'));
     }
   }
 

@@ -18,6 +18,7 @@ import type { PartitionLog } from '../log/partition-log.js';
 import type { Topic } from '../log/topic-manager.js';
 import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { defineHandler, type RequestContext } from './types.js';
+import { LogCode } from '../observability/log-codes.js';
 
 type PartitionData = Input<FetchResponse['responses'][number]['partitions'][number]>;
 
@@ -82,7 +83,7 @@ async function readOnce(ctx: RequestContext, request: FetchRequest, targets: Tar
       read = await ctx.broker.logs.read(log, partition.fetchOffset, limit, bytes === 0, request.isolationLevel);
     } catch (err) {
       // PostgreSQL failed under the read: Kafka's answer for a log it cannot read, which clients retry.
-      ctx.log.warn({ err: (err as Error).message, partition: partition.partition, code: 'PGKAFKA_FETCH_READ_FAILED' }, 'fetch read failed');
+      ctx.log.warn({ err: (err as Error).message, partition: partition.partition, code: LogCode.FETCH_READ_FAILED }, 'fetch read failed');
       anyError = true;
       data.push({ ...base, errorCode: ErrorCode.KAFKA_STORAGE_ERROR, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n });
       continue;

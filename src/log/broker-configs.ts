@@ -14,6 +14,7 @@ import { BROKER_CONFIG_BY_NAME, BROKER_CONFIG_DEFS, brokerConfigSynonyms } from 
 import {
   AlterConfigOp, canonical, ConfigSource, ConfigTypeId, parseConfigValue, javaSet, type DescribedConfig, type DescribeOptions, type Synonym,
 } from './config-values.js';
+import { LogCode } from '../observability/log-codes.js';
 
 /** Where topic configs find their broker defaults. */
 export interface BrokerDefaults {
@@ -69,7 +70,7 @@ export class BrokerConfigs implements BrokerDefaults {
 
   /** Another broker changed them (NOTIFY), or notifications may have been missed. */
   reload(): void {
-    this.load().catch((err: Error) => this.log?.warn({ err: err.message, code: 'PGKAFKA_BROKER_CONFIGS_RELOAD_FAILED' }, 'reloading dynamic broker configs failed'));
+    this.load().catch((err: Error) => this.log?.warn({ err: err.message, code: LogCode.BROKER_CONFIGS_RELOAD_FAILED }, 'reloading dynamic broker configs failed'));
   }
 
   /** Takes the dynamic layers as stored; values Kafka would not accept are ignored, as Kafka ignores them. */
@@ -77,7 +78,7 @@ export class BrokerConfigs implements BrokerDefaults {
     const valid = (configs: Record<string, string>, resource: string) => Object.fromEntries(Object.entries(configs).filter(([name, value]) => {
       const def = BROKER_CONFIG_BY_NAME.get(name);
       const ok = !def || (def.dynamic === true && !('error' in parseConfigValue(def, value)));
-      if (!ok) this.log?.warn({ resource, config: name, code: 'PGKAFKA_BROKER_CONFIG_IGNORED' }, 'stored dynamic broker config ignored: not dynamic or not valid');
+      if (!ok) this.log?.warn({ resource, config: name, code: LogCode.BROKER_CONFIG_IGNORED }, 'stored dynamic broker config ignored: not dynamic or not valid');
       return ok;
     }));
     this.dynamicDefault = valid(clusterDefault, '');

@@ -50,6 +50,7 @@ import type { LogManager } from './log-manager.js';
 import type { PartitionLog } from './partition-log.js';
 import type { TopicConfig } from './topic-configs.js';
 import type { Topic } from './topic-manager.js';
+import { LogCode } from '../observability/log-codes.js';
 
 /** Longest synchronous stretch of decoding/encoding before the cleaner yields to produce and fetch. */
 const SLICE_MS = 4;
@@ -244,7 +245,7 @@ export class Compactor {
         const stats = await this.compactPartition(topic, i, config, now);
         if (stats) done.push(stats);
       } catch (err) {
-        this.log.warn({ err: (err as Error).message, topic: topic.name, partition: i, code: 'PGKAFKA_COMPACTION_FAILED' }, 'compaction failed; the next pass retries');
+        this.log.warn({ err: (err as Error).message, topic: topic.name, partition: i, code: LogCode.COMPACTION_FAILED }, 'compaction failed; the next pass retries');
       }
     }
     return done;
@@ -324,7 +325,7 @@ export class Compactor {
         if (cleaned.action === 'keep') {
           stats.bytesAfter += b.data.length;
           if (cleaned.skipped && !cleaned.skipped.endsWith('batch')) {
-            this.log.warn({ topicId: p.topicId, partition: p.partition, baseOffset: String(b.baseOffset), why: cleaned.skipped, code: 'PGKAFKA_COMPACTION_SKIPPED_BATCH' }, 'batch left uncompacted');
+            this.log.warn({ topicId: p.topicId, partition: p.partition, baseOffset: String(b.baseOffset), why: cleaned.skipped, code: LogCode.COMPACTION_SKIPPED_BATCH }, 'batch left uncompacted');
           }
         } else if (cleaned.action === 'delete') {
           changes.push({ baseOffset: b.baseOffset, expectedCrc, data: null, recordCount: 0, firstTimestamp: 0n, maxTimestamp: 0n });

@@ -15,6 +15,7 @@ import type { Compactor } from './compactor.js';
 import type { LogManager } from './log-manager.js';
 import type { TopicConfig } from './topic-configs.js';
 import type { Topic, TopicManager } from './topic-manager.js';
+import { LogCode } from '../observability/log-codes.js';
 
 type PassKind = 'retention' | 'compaction';
 
@@ -95,7 +96,7 @@ export class LogCleaner {
   }
 
   private enqueue(pass: () => Promise<void>): Promise<void> {
-    this.queue = this.queue.then(pass).catch((err: Error) => this.log.warn({ err: err.message, code: 'PGKAFKA_RETENTION_FAILED' }, 'log cleaner pass failed'));
+    this.queue = this.queue.then(pass).catch((err: Error) => this.log.warn({ err: err.message, code: LogCode.RETENTION_FAILED }, 'log cleaner pass failed'));
     return this.queue;
   }
 

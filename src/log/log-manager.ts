@@ -25,6 +25,7 @@ import { PartitionWriter } from './partition-writer.js';
 import { ProducerSequences } from './producer-sequences.js';
 import { ReadAhead } from './read-ahead.js';
 import type { TailCache } from './tail-cache.js';
+import { LogCode } from '../observability/log-codes.js';
 
 export { AppendError } from './append-error.js';
 export { READ_COMMITTED, READ_UNCOMMITTED, type ReadResult } from './log-reader.js';
@@ -95,7 +96,7 @@ export class LogManager {
       log,
     });
     store.lostAppendObserver = (lost, appends, ms) =>
-      log.warn({ err: lost.message, code: 'PGKAFKA_APPEND_OUTCOME_SETTLED', ms: Math.round(ms), appends }, 'connection lost during an append; its outcome was settled before answering');
+      log.warn({ err: lost.message, code: LogCode.APPEND_OUTCOME_SETTLED, ms: Math.round(ms), appends }, 'connection lost during an append; its outcome was settled before answering');
   }
 
   /**

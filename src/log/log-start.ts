@@ -4,6 +4,7 @@
 import type { Logger } from '../observability/logger.js';
 import type { LogStartChange, PartitionStore } from '../storage/pg/partition-store.js';
 import type { PartitionLog } from './partition-log.js';
+import { LogCode } from '../observability/log-codes.js';
 
 export interface LogStartOptions {
   store: Pick<PartitionStore, 'advanceLogStart' | 'deleteBelowLogStart'>;
@@ -35,7 +36,7 @@ export class LogStartMover {
       this.o.log.info({ topic: topicName, partition: p.partition, logStartOffset: change.logStartOffset, reason }, 'log start offset advanced');
       for (const lost of change.deletedUnread) {
         this.o.log.warn(
-          { topic: topicName, partition: p.partition, group: lost.groupId, records: lost.records, reason, code: 'PGKAFKA_DELETED_UNREAD' },
+          { topic: topicName, partition: p.partition, group: lost.groupId, records: lost.records, reason, code: LogCode.DELETED_UNREAD },
           'records deleted before the group consumed them',
         );
       }
@@ -57,7 +58,7 @@ export class LogStartMover {
       }
       if (deleted > 0) this.o.log.debug({ topic: topicName, partition: p.partition, batches: deleted }, 'deleted batches below the log start');
     } catch (err) {
-      this.o.log.warn({ err: (err as Error).message, topic: topicName, partition: p.partition, code: 'PGKAFKA_CLEANER_DELETE_FAILED' }, 'deleting old batches failed; the next pass retries');
+      this.o.log.warn({ err: (err as Error).message, topic: topicName, partition: p.partition, code: LogCode.CLEANER_DELETE_FAILED }, 'deleting old batches failed; the next pass retries');
     } finally {
       this.deleting.delete(p);
     }

@@ -13,6 +13,7 @@ import type { PendingAppend } from './append-queue.js';
 import type { PartitionLog } from './partition-log.js';
 import { ProducerSequences, type SequencedBatch } from './producer-sequences.js';
 import type { CachedBatch, TailCache } from './tail-cache.js';
+import { LogCode } from '../observability/log-codes.js';
 
 export interface PartitionWriterOptions {
   /** Sends a flush's statement (AppendQueue.send). */
@@ -111,7 +112,7 @@ export class PartitionWriter {
     const now = this.o.clock.now();
     if (now - this.appendFailureLog.loggedAt >= 1000) {
       this.o.log.error(
-        { err: (err as Error).message, code: 'PGKAFKA_APPEND_FAILED', topicId: p.topicId, partition: p.partition, notLogged: this.appendFailureLog.notLogged },
+        { err: (err as Error).message, code: LogCode.APPEND_FAILED, topicId: p.topicId, partition: p.partition, notLogged: this.appendFailureLog.notLogged },
         'append failed',
       );
       this.appendFailureLog = { loggedAt: now, notLogged: 0 };

@@ -10,6 +10,7 @@ import {
   type AuthorizerOptions,
 } from './acl.js';
 import type { AclStorage } from './acl-storage.js';
+import { LogCode } from '../observability/log-codes.js';
 
 const OPERATION_NAMES = ['UNKNOWN', 'ANY', 'ALL', 'READ', 'WRITE', 'CREATE', 'DELETE', 'ALTER', 'DESCRIBE', 'CLUSTER_ACTION', 'DESCRIBE_CONFIGS', 'ALTER_CONFIGS', 'IDEMPOTENT_WRITE', 'CREATE_TOKENS', 'DESCRIBE_TOKENS'];
 const RESOURCE_NAMES = ['UNKNOWN', 'ANY', 'Topic', 'Group', 'Cluster', 'TransactionalId', 'DelegationToken', 'User'];
@@ -45,7 +46,7 @@ export class Authorizer {
     };
     const loading = run();
     this.loading = loading;
-    loading.catch((err: Error) => this.log.warn({ err: err.message, code: 'PGKAFKA_ACL_RELOAD_FAILED' }, 'ACL reload failed; decisions use the previous ACLs'));
+    loading.catch((err: Error) => this.log.warn({ err: err.message, code: LogCode.ACL_RELOAD_FAILED }, 'ACL reload failed; decisions use the previous ACLs'));
   }
 
   /** Whether the principal may perform the operation on the resource; a denial is logged as Kafka's authorizer logs it. */
@@ -54,7 +55,7 @@ export class Authorizer {
     const allowed = this.index.authorize(this.options, who, operation, resourceType, name);
     if (!allowed && logDenial) {
       this.log.info(
-        { principal: who.principal, host: who.host, operation: OPERATION_NAMES[operation], resourceType: RESOURCE_NAMES[resourceType], resourceName: name, code: 'PGKAFKA_AUTHORIZATION_DENIED' },
+        { principal: who.principal, host: who.host, operation: OPERATION_NAMES[operation], resourceType: RESOURCE_NAMES[resourceType], resourceName: name, code: LogCode.AUTHORIZATION_DENIED },
         'principal is denied the operation on the resource',
       );
     }

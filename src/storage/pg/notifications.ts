@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type pg from 'pg';
 import type { Logger } from '../../observability/logger.js';
 import { createClient } from './pool.js';
+import { LogCode } from '../../observability/log-codes.js';
 
 /** First reconnect attempt after a lost LISTEN connection; the delay then doubles up to the maximum. */
 const RECONNECT_FIRST_MS = 100;
@@ -35,7 +36,7 @@ export class Notifications extends EventEmitter {
     client.on('notification', (msg) => this.emit('notification', msg.channel, msg.payload ?? ''));
     client.on('error', (err) => {
       if (this.client !== client) return; // still connecting: the failed attempt is retried below
-      this.log.warn({ err: err.message, code: 'PGKAFKA_LISTEN_LOST' }, 'LISTEN connection lost');
+      this.log.warn({ err: err.message, code: LogCode.LISTEN_LOST }, 'LISTEN connection lost');
       this.reconnectLater(client);
     });
     client.on('end', () => this.reconnectLater(client));
@@ -67,12 +68,12 @@ export class Notifications extends EventEmitter {
       this.connect().then(
         () => {
           if (this.stopped) return;
-          this.log.info({ attempts: failures + 1, code: 'PGKAFKA_LISTEN_RESTORED' }, 'LISTEN connection restored');
+          this.log.info({ attempts: failures + 1, code: LogCode.LISTEN_RESTORED }, 'LISTEN connection restored');
           this.emit('resync');
         },
         (err: Error) => {
           // One line at the first failure and then every tenth, not one per attempt while PostgreSQL is down.
-          if (failures++ % 10 === 0) this.log.warn({ err: err.message, attempts: failures, code: 'PGKAFKA_LISTEN_RECONNECT_FAILED' }, 'LISTEN reconnect failed; retrying');
+          if (failures++ % 10 === 0) this.log.warn({ err: err.message, attempts: failures, code: LogCode.LISTEN_RECONNECT_FAILED }, 'LISTEN reconnect failed; retrying');
           if (this.stopped) return;
           delay = Math.min(delay * 2, RECONNECT_MAX_MS);
           this.retryTimer = setTimeout(attempt, delay);
