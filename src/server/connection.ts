@@ -40,6 +40,17 @@ interface QueuedFrame {
 const MAX_QUEUED_FRAMES = 64;
 const MAX_QUEUED_BYTES = 16 * 1024 * 1024;
 
+/** What a connection serves with: the handlers, the broker, its listener's session and limits. */
+export interface ConnectionOptions {
+  registry: HandlerRegistry;
+  broker: BrokerContext;
+  log: Logger;
+  maxFrameBytes: number;
+  session: SecuritySession;
+  pipeline: PipelineLimits;
+  observeRequest?: RequestObserver | null;
+}
+
 /**
  * One client connection. Requests are taken in arrival order and responses
  * leave in that order. Consecutive Produce requests overlap: each queues its
@@ -75,17 +86,20 @@ export class Connection {
   private resolveIdle: (() => void) | null = null;
   private readonly clientHost: string;
 
+  private readonly registry: HandlerRegistry;
+  private readonly broker: BrokerContext;
+  private readonly log: Logger;
+  private readonly session: SecuritySession;
+  private readonly pipeline: PipelineLimits;
+  private readonly observeRequest: RequestObserver | null;
+
   constructor(
     private readonly socket: Socket,
-    private readonly registry: HandlerRegistry,
-    private readonly broker: BrokerContext,
-    private readonly log: Logger,
-    maxFrameBytes: number,
-    private readonly session: SecuritySession,
-    private readonly pipeline: PipelineLimits,
-    private readonly observeRequest: RequestObserver | null = null,
+    options: ConnectionOptions,
   ) {
-    this.decoder = new FrameDecoder(maxFrameBytes);
+    ({ registry: this.registry, broker: this.broker, log: this.log, session: this.session, pipeline: this.pipeline } = options);
+    this.observeRequest = options.observeRequest ?? null;
+    this.decoder = new FrameDecoder(options.maxFrameBytes);
     this.clientHost = `/${socket.remoteAddress ?? 'unknown'}`;
     socket.setNoDelay(true);
     socket.on('data', (chunk) => this.onData(chunk));

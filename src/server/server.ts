@@ -68,7 +68,7 @@ export class KafkaServer {
     this.perIp.set(ip, fromIp + 1);
     // A client certificate names the principal on SSL listeners; on SASL_SSL the SASL user does.
     const session = new SecuritySession(listener.name, this.options.security, listener.name === 'SSL' ? certificatePrincipal : null);
-    const connection = new Connection(socket, this.registry, this.broker, log, this.options.maxFrameBytes, session, this.options.pipeline, this.options.observeRequest);
+    const connection = new Connection(socket, { registry: this.registry, broker: this.broker, log, maxFrameBytes: this.options.maxFrameBytes, session, pipeline: this.options.pipeline, observeRequest: this.options.observeRequest });
     this.connections.add(connection);
     log.info({ principal: listener.name === 'SSL' ? session.principal : undefined }, 'connection opened');
     if (this.options.connectionsMaxIdleMs > 0) {

@@ -34,7 +34,7 @@ beforeAll(async () => {
   const broker = { shuttingDown: false } as BrokerContext;
   const log = createLogger('fatal', process.stderr);
   server = createServer((socket) => {
-    new Connection(socket, registry, broker, log, 1 << 20, new SecuritySession('PLAINTEXT', {} as never), { maxInFlightRequests: 8, maxInFlightBytes: 1 << 20 });
+    new Connection(socket, { registry, broker, log, maxFrameBytes: 1 << 20, session: new SecuritySession('PLAINTEXT', {} as never), pipeline: { maxInFlightRequests: 8, maxInFlightBytes: 1 << 20 } });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   bootstrap = `127.0.0.1:${(server.address() as { port: number }).port}`;
