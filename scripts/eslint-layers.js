@@ -10,15 +10,13 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /**
  * Each layer: its files (a path without extension, or a folder ending in "/";
  * the longest match wins) and the layers it may import besides its own.
- * `types`: layers it may import types from (`import type`) and nothing else.
  */
 export const LAYERS = [
   { name: 'entry', files: ['src/broker', 'src/cli/'], imports: '*' },
   { name: 'server', files: ['src/server/'], imports: ['handlers', 'context', 'security', 'observability', 'protocol', 'foundation'] },
   { name: 'handlers', files: ['src/handlers/'], imports: ['context', 'coordinator', 'log', 'security', 'observability', 'protocol', 'foundation'] },
-  // What handlers are given. It still names two storage types (the cluster's broker rows and the SCRAM user
-  // store) until the domain declares interfaces for them; those are the only storage a handler reaches.
-  { name: 'context', files: ['src/broker-context'], imports: ['coordinator', 'log', 'security', 'observability', 'protocol', 'foundation'], types: ['storage'] },
+  // What handlers are given: the domain, through its own types and storage interfaces, never storage itself.
+  { name: 'context', files: ['src/broker-context'], imports: ['coordinator', 'log', 'security', 'observability', 'protocol', 'foundation'] },
   { name: 'coordinator', files: ['src/coordinator/', 'src/node-id'], imports: ['log', 'observability', 'storage', 'protocol', 'foundation'] },
   { name: 'log', files: ['src/log/'], imports: ['observability', 'storage', 'protocol', 'foundation'] },
   { name: 'security', files: ['src/security/'], imports: ['storage', 'protocol', 'foundation'] },
@@ -50,14 +48,6 @@ export function layerOf(rel) {
 
 const relative = (abs) => path.relative(ROOT, abs).split(path.sep).join('/');
 
-/** Whether an import or export names types only (`import type`, or every specifier `type`). */
-function typeOnly(node) {
-  if (node.type === 'TSImportType') return true;
-  if (node.importKind === 'type' || node.exportKind === 'type') return true;
-  const specifiers = node.specifiers ?? [];
-  return specifiers.length > 0 && specifiers.every((s) => s.importKind === 'type' || s.exportKind === 'type');
-}
-
 const rule = {
   meta: {
     type: 'problem',
@@ -86,11 +76,10 @@ const rule = {
         return;
       }
       if (to === from || from.imports === '*' || from.imports.includes(to.name)) return;
-      if (from.types?.includes(to.name) && typeOnly(node)) return;
       const allowed = from.imports.length > 0 ? from.imports.join(', ') : 'no other layer';
       context.report({
         node: source,
-        message: `${file} (${from.name}) may not import ${target} (${to.name}): ${from.name} imports ${allowed}${from.types ? `, and types from ${from.types.join(', ')}` : ''}`,
+        message: `${file} (${from.name}) may not import ${target} (${to.name}): ${from.name} imports ${allowed}`,
       });
     };
     return {

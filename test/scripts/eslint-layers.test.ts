@@ -57,9 +57,9 @@ describe('the layer rule', () => {
     expect(await problems('src/storage/example.ts', "export type C = import('../coordinator/coordination.js').Coordination;\n")).toHaveLength(1);
   });
 
-  it("lets the handlers' context name storage types, and nothing else from storage", async () => {
-    expect(await problems('src/broker-context.ts', "import type { UserStore } from './storage/pg/user-store.js';\nexport type U = UserStore;\n")).toEqual([]);
-    expect(await problems('src/broker-context.ts', "import { UserStore } from './storage/pg/user-store.js';\nexport const U = UserStore;\n")).toHaveLength(1);
+  it("keeps storage out of the handlers' context, types included: it names the domain's storage interfaces", async () => {
+    expect(await problems('src/broker-context.ts', "import type { UserStorage } from './security/user-storage.js';\nexport type U = UserStorage;\n")).toEqual([]);
+    expect(await problems('src/broker-context.ts', "import type { UserStore } from './storage/pg/user-store.js';\nexport type U = UserStore;\n")).toHaveLength(1);
   });
 
   it('keeps the PostgreSQL packages in src/storage/pg', async () => {
