@@ -82,3 +82,6 @@ export function aclFilterOf(f: {
     permissionType: f.permissionType,
   };
 }
+
+/** The text of a CLUSTER_AUTHORIZATION_FAILED answer (Kafka's names the request; clients show it, never parse it). */
+export const CLUSTER_AUTHORIZATION_MESSAGE = 'Cluster authorization failed.';
