@@ -36,7 +36,8 @@ export default defineHandler({
           authorizedOperations: operations,
         };
       }
-      // Like Kafka, member metadata and assignments are shown only once the group is Stable.
+      // Like Kafka, member metadata and the protocol are shown only once the group is Stable; a member's
+      // assignment always (during a rebalance, the one it had before, until SyncGroup hands out new ones).
       const stable = group.state === 'Stable';
       return {
         groupId,
@@ -50,7 +51,7 @@ export default defineHandler({
           clientId: m.clientId,
           clientHost: m.clientHost,
           memberMetadata: stable ? (m.protocols.find((p) => p.name === group.protocolName)?.metadata ?? Buffer.alloc(0)) : Buffer.alloc(0),
-          memberAssignment: stable ? m.assignment : Buffer.alloc(0),
+          memberAssignment: m.assignment,
         })),
         authorizedOperations: operations,
       };
