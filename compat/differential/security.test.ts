@@ -176,6 +176,7 @@ describe('differential: SASL and ACLs', () => {
       const app = await login('app');
       await eventually(() => metadataOf(app, ['sec-allowed']), (m) => m[0]!.errorCode === 0);
       const nodeId = (await admin.request(MetadataApi, 12, { topics: [], allowAutoTopicCreation: false })).brokers[0]!.nodeId;
+      // Kafka answers the topics of one request in the order of a hash map: each list is compared by name.
       const produce = (name: string) =>
         app.request(ProduceApi, 11, { acks: -1, timeoutMs: 10_000, topicData: [{ name, partitionData: [{ index: 0, records: buildBatch({ baseTimestamp: 1_700_000_000_000n, records: [{ key: null, value: Buffer.from('v') }] }) }] }] })
           .then((r) => r.responses.map((t) => ({ name: t.name, partitions: t.partitionResponses.map((p) => ({ errorCode: p.errorCode, baseOffset: p.baseOffset })) })));
@@ -197,11 +198,11 @@ describe('differential: SASL and ACLs', () => {
         metadataNamed: await metadataOf(app, ['sec-allowed', 'sec-secret', 'sec-none']),
         produce: { allowed: await produce('sec-allowed'), secret: await produce('sec-secret'), unknown: await produce('sec-none') },
         fetch: { allowed: await fetch('sec-allowed'), secret: await fetch('sec-secret'), unknown: await fetch('sec-none') },
-        listOffsets: await app.request(ListOffsetsApi, 7, { replicaId: -1, isolationLevel: 0, topics: ['sec-allowed', 'sec-secret'].map((name) => ({ name, partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] })) }).then((r) => r.topics),
+        listOffsets: await app.request(ListOffsetsApi, 7, { replicaId: -1, isolationLevel: 0, topics: ['sec-allowed', 'sec-secret'].map((name) => ({ name, partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] })) }).then((r) => r.topics.sort((a, b) => (a.name ?? '').localeCompare(b.name ?? ''))),
         createTopics: await app.request(CreateTopicsApi, 7, { topics: [{ name: 'sec-new', numPartitions: 1, replicationFactor: 1, configs: [] }, { name: 'sec-allowed', numPartitions: 1, replicationFactor: 1, configs: [] }], timeoutMs: 10_000 }).then((r) => r.topics.map((t) => ({ name: t.name, errorCode: t.errorCode, errorMessage: t.errorMessage })).sort((a, b) => (a.name ?? '').localeCompare(b.name ?? ''))),
-        createPartitions: await app.request(CreatePartitionsApi, 3, { topics: [{ name: 'sec-allowed', count: 2, assignments: null }, { name: 'sec-none', count: 2, assignments: null }], timeoutMs: 10_000, validateOnly: true }).then((r) => r.results),
-        deleteRecords: await app.request(DeleteRecordsApi, 2, { topics: [{ name: 'sec-allowed', partitions: [{ partitionIndex: 0, offset: 0n }] }], timeoutMs: 10_000 }).then((r) => r.topics),
-        deleteTopics: await app.request(DeleteTopicsApi, 6, { topics: ['sec-allowed', 'sec-none'].map((name) => ({ name, topicId: '00000000-0000-0000-0000-000000000000' })), timeoutMs: 10_000 }).then((r) => r.responses),
+        createPartitions: await app.request(CreatePartitionsApi, 3, { topics: [{ name: 'sec-allowed', count: 2, assignments: null }, { name: 'sec-none', count: 2, assignments: null }], timeoutMs: 10_000, validateOnly: true }).then((r) => r.results.sort((a, b) => (a.name ?? '').localeCompare(b.name ?? ''))),
+        deleteRecords: await app.request(DeleteRecordsApi, 2, { topics: [{ name: 'sec-allowed', partitions: [{ partitionIndex: 0, offset: 0n }] }], timeoutMs: 10_000 }).then((r) => r.topics.sort((a, b) => (a.name ?? '').localeCompare(b.name ?? ''))),
+        deleteTopics: await app.request(DeleteTopicsApi, 6, { topics: ['sec-allowed', 'sec-none'].map((name) => ({ name, topicId: '00000000-0000-0000-0000-000000000000' })), timeoutMs: 10_000 }).then((r) => r.responses.sort((a, b) => (a.name ?? '').localeCompare(b.name ?? ''))),
         describeConfigs: await app.request(DescribeConfigsApi, 4, {
           resources: [{ resourceType: 2, resourceName: 'sec-allowed', configurationKeys: ['retention.ms'] }, { resourceType: 4, resourceName: String(nodeId), configurationKeys: ['log.retention.hours'] }],
           includeSynonyms: false, includeDocumentation: false,

@@ -78,7 +78,8 @@ export async function startApacheKafka(
     listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}${extraListeners}`,
     'advertised.listeners': `PLAINTEXT://127.0.0.1:${port}${extraListeners}`,
     'controller.listener.names': 'CONTROLLER',
-    'inter.broker.listener.name': 'PLAINTEXT',
+    // With more listeners, the broker keeps talking to itself over PLAINTEXT (its own principal, ANONYMOUS).
+    ...(opts.listeners?.length ? { 'inter.broker.listener.name': 'PLAINTEXT' } : {}),
     'listener.security.protocol.map': `PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT${extraProtocols}`,
     'log.dirs': join(dir, 'log'),
     // One node: the internal topics can have only one replica.
