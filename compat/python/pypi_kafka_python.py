@@ -13,6 +13,7 @@ in 3.0 (answers are dicts), so create, delete and admin are written here. Adds:
 import json
 import os
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -74,6 +75,32 @@ def poll_into(c, got, errors):
             c.commit({tp: OffsetAndMetadata(msgs[-1].offset + 1, "", -1)})
 
 
+def poll_together(members, done, seconds, errors):
+    """Each (consumer, records) polls in a thread of its own until done() holds or the time is up.
+
+    kafka-python 3.0.12 drops a rebalance that completes while its consumer is not inside poll():
+    join_group_async() leaves the join task in flight when poll's timer expires, and the next poll()
+    sees the finished task and sends a new JoinGroup instead of taking its assignment (see
+    compat/FINDINGS.md). Two members polled in turn from one thread hit that window again and again
+    (a rebalance storm); a thread per member, always inside poll(), is how applications run them.
+    """
+    stop = threading.Event()
+    deadline = time.time() + seconds
+
+    def loop(c, got):
+        while not stop.is_set() and time.time() < deadline:
+            poll_into(c, got, errors)
+
+    threads = [threading.Thread(target=loop, args=m, daemon=True) for m in members]
+    for t in threads:
+        t.start()
+    while time.time() < deadline and not done():
+        time.sleep(0.05)
+    stop.set()
+    for t in threads:
+        t.join()
+
+
 def group(req):
     """A joins alone and reads the `first` records already there, committing; B joins; `records` are produced and both read them."""
     out = {"errors": []}
@@ -85,23 +112,19 @@ def group(req):
     out["a_alone"] = {"assigned": sorted(tp.partition for tp in a.assignment()), "records": got_a}
     out["committed_before_b"] = [a.committed(tp) for tp in tps]
     b = member(req, "member-b")
-    deadline = time.time() + 25
     early = []
+
     # Both must poll: A rejoins from its poll loop, B joins from its own.
-    while time.time() < deadline:
-        poll_into(a, early, out["errors"])
-        poll_into(b, early, out["errors"])
+    def split():
         sa, sb = [tp.partition for tp in a.assignment()], [tp.partition for tp in b.assignment()]
-        if sa and sb and sorted(sa + sb) == list(range(req["partitions"])):
-            break
+        return bool(sa and sb and sorted(sa + sb) == list(range(req["partitions"])))
+
+    poll_together([(a, early), (b, early)], split, 20, out["errors"])
     out["early"] = early
     out["after_join"] = {"a": sorted(tp.partition for tp in a.assignment()), "b": sorted(tp.partition for tp in b.assignment())}
     out["produced"] = kp.produce({"bootstrap": req["bootstrap"], "topic": req["topic"], "codec": "none", "records": req["records"]})["delivered"]
     got = {"a": [], "b": []}
-    deadline = time.time() + 20
-    while len(got["a"]) + len(got["b"]) < len(req["records"]) and time.time() < deadline:
-        poll_into(a, got["a"], out["errors"])
-        poll_into(b, got["b"], out["errors"])
+    poll_together([(a, got["a"]), (b, got["b"])], lambda: len(got["a"]) + len(got["b"]) >= len(req["records"]), 15, out["errors"])
     out["after"] = got
     out["committed"] = [b.committed(tp) for tp in tps]
     a.close()
@@ -153,5 +176,17 @@ def batch(req):
 COMMANDS = {**kp.COMMANDS, "create": create, "delete": delete, "offsets": offsets, "group": group, "admin": admin, "batch": batch}
 
 if __name__ == "__main__":
+    # KAFKA_PYTHON_DEBUG=<file>: the client's log there (KAFKA_PYTHON_LOG_LEVEL, DEBUG by default), and
+    # every thread's stack in <file>.<command>.stacks once the process has run for 50 s.
+    if os.environ.get("KAFKA_PYTHON_DEBUG"):
+        import faulthandler
+        import logging
+        logging.basicConfig(filename=os.environ["KAFKA_PYTHON_DEBUG"], level=os.environ.get("KAFKA_PYTHON_LOG_LEVEL", "DEBUG"),
+                            format="%(asctime)s %(threadName)s %(name)s %(message)s")
+        for name in os.environ.get("KAFKA_PYTHON_DEBUG_LOGGERS", "").split(","):
+            if name:
+                logging.getLogger(name).setLevel(logging.DEBUG)
+        trace = open(os.environ["KAFKA_PYTHON_DEBUG"] + "." + sys.argv[1] + ".stacks", "w")
+        faulthandler.dump_traceback_later(50, file=trace)
     request = json.load(sys.stdin)
     json.dump(COMMANDS[sys.argv[1]](request), sys.stdout, default=str)

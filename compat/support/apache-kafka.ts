@@ -29,6 +29,8 @@ export function kafkaClasspath(): string {
 
 export interface ApacheKafka {
   bootstrap: string;
+  /** host:port of each listener asked for in `opts.listeners` (SASL_PLAINTEXT, …), by protocol. */
+  listeners: Record<string, string>;
   /** The broker's JVM, for measuring it from /proc. */
   pid: number;
   /** What the broker printed, for a failing test's message. */
@@ -52,18 +54,33 @@ process.on('exit', () => {
  * it answers Metadata naming itself. `config` adds or overrides
  * server.properties entries (Kafka's own names).
  */
-export async function startApacheKafka(config: Record<string, string | number | boolean> = {}, opts: { jvm?: string[] } = {}): Promise<ApacheKafka> {
+export async function startApacheKafka(
+  config: Record<string, string | number | boolean> = {},
+  opts: {
+    jvm?: string[];
+    /** Listeners besides PLAINTEXT (which the broker and the readiness check keep using), each named by its protocol. */
+    listeners?: string[];
+    /** Arguments added to kafka-storage format, e.g. `--add-scram SCRAM-SHA-256=[name=alice,password=…]`. */
+    format?: string[];
+  } = {},
+): Promise<ApacheKafka> {
   const classpath = kafkaClasspath();
   const [port, controllerPort] = [await freePort(), await freePort()];
+  const extra: Record<string, string> = {};
+  for (const name of opts.listeners ?? []) extra[name] = `127.0.0.1:${await freePort()}`;
+  const extraListeners = Object.entries(extra).map(([name, at]) => `,${name}://${at}`).join('');
+  const extraProtocols = Object.keys(extra).map((name) => `,${name}:${name}`).join('');
   const dir = mkdtempSync(join(tmpdir(), 'pgkafka-apache-kafka-'));
   const properties: Record<string, string | number | boolean> = {
     'process.roles': 'broker,controller',
     'node.id': 1,
     'controller.quorum.voters': `1@127.0.0.1:${controllerPort}`,
-    listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
-    'advertised.listeners': `PLAINTEXT://127.0.0.1:${port}`,
+    listeners: `PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}${extraListeners}`,
+    'advertised.listeners': `PLAINTEXT://127.0.0.1:${port}${extraListeners}`,
     'controller.listener.names': 'CONTROLLER',
-    'listener.security.protocol.map': 'PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    // With more listeners, the broker keeps talking to itself over PLAINTEXT (its own principal, ANONYMOUS).
+    ...(opts.listeners?.length ? { 'inter.broker.listener.name': 'PLAINTEXT' } : {}),
+    'listener.security.protocol.map': `PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT${extraProtocols}`,
     'log.dirs': join(dir, 'log'),
     // One node: the internal topics can have only one replica.
     'offsets.topic.replication.factor': 1,
@@ -81,7 +98,7 @@ export async function startApacheKafka(config: Record<string, string | number | 
   const jvm = [...(opts.jvm ?? TEST_JVM), '-cp', classpath];
   // Eligible leader replicas off: with it on, formatting writes a cluster-wide min.insync.replicas,
   // a replication setting that has no counterpart on a single-copy log.
-  const format = spawnSync('java', [...jvm, 'kafka.tools.StorageTool', 'format', `--cluster-id=${clusterId()}`, '-c', file, '--feature', 'eligible.leader.replicas.version=0'], { encoding: 'utf8', timeout: 120_000 });
+  const format = spawnSync('java', [...jvm, 'kafka.tools.StorageTool', 'format', `--cluster-id=${clusterId()}`, '-c', file, '--feature', 'eligible.leader.replicas.version=0', ...(opts.format ?? [])], { encoding: 'utf8', timeout: 120_000 });
   if (format.status !== 0) throw new Error(`kafka-storage format failed:\n${format.stdout}${format.stderr}`);
 
   const child = spawn('java', [...jvm, 'kafka.Kafka', file], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -105,7 +122,7 @@ export async function startApacheKafka(config: Record<string, string | number | 
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) break;
-    if (await answersMetadata(bootstrap)) return { bootstrap, pid: child.pid!, output: () => output, stop };
+    if (await answersMetadata(bootstrap)) return { bootstrap, listeners: extra, pid: child.pid!, output: () => output, stop };
     await new Promise((r) => setTimeout(r, 250));
   }
   await stop();

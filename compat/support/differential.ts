@@ -31,11 +31,11 @@ export interface Pair {
  * `kafka` entries are server.properties names; `pgkafka` the broker's options.
  * The settings that shape answers are the same on both.
  */
-export function usePair(settings: { kafka?: Record<string, string | number | boolean>; pgkafka?: Parameters<typeof startTestBroker>[0] } = {}): () => Pair {
+export function usePair(settings: { kafka?: Record<string, string | number | boolean>; pgkafka?: Parameters<typeof startTestBroker>[0]; kafkaStart?: Parameters<typeof startApacheKafka>[1] } = {}): () => Pair {
   let pair: Pair | undefined;
   beforeAll(async () => {
     const [kafka, pgkafka] = await Promise.all([
-      startApacheKafka({ 'group.initial.rebalance.delay.ms': 0, ...settings.kafka }),
+      startApacheKafka({ 'group.initial.rebalance.delay.ms': 0, ...settings.kafka }, settings.kafkaStart),
       startTestBroker({ groupInitialRebalanceDelayMs: 0, ...settings.pgkafka }),
     ]);
     pair = { kafka, pgkafka, bootstrap: (side) => (side === 'kafka' ? kafka.bootstrap : pgkafka.bootstrap) };

@@ -269,7 +269,8 @@ export abstract class ClassicGroupMetadata implements Group {
         clientId: m.clientId,
         clientHost: m.clientHost,
         memberMetadata: stable ? protocolMetadata(m, this.protocolName) : EMPTY,
-        memberAssignment: stable ? m.assignment : EMPTY,
+        // Kafka's describeNoMetadata: outside Stable the assignment a member had before the rebalance still shows.
+        memberAssignment: m.assignment,
       })),
     };
   }

@@ -9,6 +9,9 @@ import type { Topic } from '../log/topic-manager.js';
 import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
+/** Kafka's controller answers an unauthorized deletion with the error's own message (ApiError without text). */
+const TOPIC_AUTHORIZATION_MESSAGE = 'Topic authorization failed.';
+
 const UNKNOWN_MESSAGES = new Map<number, string>([
   [ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 'This server does not host this topic-partition.'],
   [ErrorCode.UNKNOWN_TOPIC_ID, 'This server does not host this topic ID.'],
@@ -37,11 +40,11 @@ export default defineHandler({
       // given by id is refused without its name unless the principal may describe it.
       const name = w.name ?? topic?.name;
       if (name !== undefined && w.name === null && !allowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name)) {
-        responses.push({ name: null, topicId: w.topicId, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: null });
+        responses.push({ name: null, topicId: w.topicId, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: TOPIC_AUTHORIZATION_MESSAGE });
         continue;
       }
       if (name !== undefined && !allowed(ctx, AclOperation.DELETE, ResourceType.TOPIC, name)) {
-        responses.push({ name, topicId: w.topicId, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: null });
+        responses.push({ name, topicId: w.topicId, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: TOPIC_AUTHORIZATION_MESSAGE });
         continue;
       }
       if (!topic || !(await topicManager.delete(topic))) {

@@ -1,10 +1,11 @@
 // DescribeAcls (key 29), v1-3 (v1: pattern type filters, KIP-290; v2:
 // flexible). The ACLs matching one filter, grouped by resource pattern.
-// Needs DESCRIBE on the cluster; without an authorizer: SECURITY_DISABLED.
+// Needs DESCRIBE on the cluster; without an authorizer: SECURITY_DISABLED. A
+// filter with an UNKNOWN code closes the connection, as Kafka's parser refuses it.
 import { ErrorCode } from '../protocol/errors.js';
 import { DescribeAclsApi } from '../protocol/messages/index.js';
-import { filterError, type AclBinding } from '../security/acl.js';
-import { AclOperation, aclFilterOf, clusterAllowed } from './authorization.js';
+import { filterError, hasUnknownCode, type AclBinding } from '../security/acl.js';
+import { AclOperation, CLUSTER_AUTHORIZATION_MESSAGE, aclFilterOf, clusterAllowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 const failed = (errorCode: number, errorMessage: string | null) => ({ throttleTimeMs: 0, errorCode, errorMessage, resources: [] });
@@ -15,9 +16,14 @@ export default defineHandler({
   maxVersion: 3,
   async handle(ctx, request) {
     const { authorizer } = ctx.broker;
-    if (!authorizer.enabled) return failed(ErrorCode.SECURITY_DISABLED, 'No Authorizer is configured on the broker');
-    if (!clusterAllowed(ctx, AclOperation.DESCRIBE)) return failed(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, null);
     const filter = aclFilterOf(request);
+    if (hasUnknownCode(filter)) {
+      ctx.log.warn('DescribeAcls with an UNKNOWN code: closing the connection, as Kafka does');
+      ctx.session.closeAfterResponse = true;
+      return null;
+    }
+    if (!authorizer.enabled) return failed(ErrorCode.SECURITY_DISABLED, 'No Authorizer is configured on the broker');
+    if (!clusterAllowed(ctx, AclOperation.DESCRIBE)) return failed(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_MESSAGE);
     const invalid = filterError(filter);
     if (invalid) return failed(ErrorCode.INVALID_REQUEST, invalid);
     const byPattern = new Map<string, { resourceType: number; resourceName: string; patternType: number; acls: AclBinding[] }>();
@@ -30,7 +36,7 @@ export default defineHandler({
     return {
       throttleTimeMs: 0,
       errorCode: ErrorCode.NONE,
-      errorMessage: null,
+      errorMessage: '',
       resources: [...byPattern.values()].map((r) => ({
         resourceType: r.resourceType,
         resourceName: r.resourceName,

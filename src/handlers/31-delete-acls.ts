@@ -1,11 +1,12 @@
 // DeleteAcls (key 31), v1-3 (v1: pattern type filters, KIP-290; v2:
 // flexible). Needs ALTER on the cluster. Every binding any valid filter
 // matches is deleted in one transaction; each filter's result lists the
-// bindings it matched. Without an authorizer: SECURITY_DISABLED per filter.
+// bindings it matched. Without an authorizer: SECURITY_DISABLED per filter. A
+// filter with an UNKNOWN code closes the connection, as Kafka's parser refuses it.
 import { ErrorCode } from '../protocol/errors.js';
 import { DeleteAclsApi } from '../protocol/messages/index.js';
-import { filterError } from '../security/acl.js';
-import { AclOperation, aclFilterOf, clusterAllowed } from './authorization.js';
+import { filterError, hasUnknownCode } from '../security/acl.js';
+import { AclOperation, CLUSTER_AUTHORIZATION_MESSAGE, aclFilterOf, clusterAllowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -18,9 +19,14 @@ export default defineHandler({
       throttleTimeMs: 0,
       filterResults: request.filters.map(() => ({ errorCode, errorMessage, matchingAcls: [] })),
     });
-    if (!authorizer.enabled) return all(ErrorCode.SECURITY_DISABLED, 'No Authorizer is configured on the broker');
-    if (!clusterAllowed(ctx, AclOperation.ALTER)) return all(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, null);
     const filters = request.filters.map(aclFilterOf);
+    if (filters.some(hasUnknownCode)) {
+      ctx.log.warn('DeleteAcls with an UNKNOWN code: closing the connection, as Kafka does');
+      ctx.session.closeAfterResponse = true;
+      return null;
+    }
+    if (!authorizer.enabled) return all(ErrorCode.SECURITY_DISABLED, 'No Authorizer is configured on the broker');
+    if (!clusterAllowed(ctx, AclOperation.ALTER)) return all(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_MESSAGE);
     const errors = filters.map(filterError);
     // A PostgreSQL failure here is answered by the connection (REQUEST_TIMED_OUT, retriable).
     const matched = await authorizer.delete(filters.filter((_, i) => errors[i] === null));

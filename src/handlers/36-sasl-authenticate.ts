@@ -4,7 +4,9 @@
 // flexible. A failure is SASL_AUTHENTICATION_FAILED with a message, after
 // which the connection closes. Without a pending exchange (a listener
 // without SASL, or already authenticated) the answer is ILLEGAL_SASL_STATE
-// and the connection stays, as on Kafka.
+// and the connection stays, as on Kafka; before any SaslHandshake the
+// connection closes unanswered (Kafka's authenticator takes only ApiVersions
+// and SaslHandshake then).
 import { SaslAuthenticateApi } from '../protocol/messages/index.js';
 import { defineHandler } from './types.js';
 import { LogCode } from '../observability/log-codes.js';

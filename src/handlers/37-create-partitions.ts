@@ -26,7 +26,7 @@ export default defineHandler({
         continue;
       }
       if (!allowed(ctx, AclOperation.ALTER, ResourceType.TOPIC, t.name)) {
-        results.push(result(ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'The topic authorization is failed.'));
+        results.push(result(ErrorCode.TOPIC_AUTHORIZATION_FAILED, null)); // Kafka's controller sends no message here
         continue;
       }
       const topic = await topicManager.get(t.name);

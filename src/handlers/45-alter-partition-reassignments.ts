@@ -23,7 +23,7 @@ async function reassign(ctx: RequestContext, topicName: string, target: AlterPar
   if (target.partitionIndex < 0 || target.partitionIndex >= topic.partitionCount) {
     return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `Unable to find partition ${topicName}:${target.partitionIndex}.` };
   }
-  if (target.replicas === null) return { errorCode: ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, errorMessage: 'No partition reassignment is in progress.' };
+  if (target.replicas === null) return { errorCode: ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, errorMessage: null }; // as Kafka's controller: no message
   if (target.replicas.length === 0) return { errorCode: ErrorCode.INVALID_REPLICA_ASSIGNMENT, errorMessage: 'The manual partition assignment includes an empty replica list.' };
   const registered = new Set(ctx.broker.liveBrokers().map((b) => b.nodeId));
   let previous: number | null = null;

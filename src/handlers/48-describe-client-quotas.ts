@@ -48,6 +48,6 @@ export default defineHandler({
       ctx.log.info({ components: request.components, errorCode: error.errorCode }, 'client quota filter refused');
       return { throttleTimeMs: 0, ...error, entries: null };
     }
-    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, errorMessage: null, entries: [] };
+    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, errorMessage: '', entries: [] }; // Kafka's default message: empty
   },
 });

@@ -29,8 +29,8 @@ export default defineHandler({
       }
       const credentialInfos = byUser.get(user);
       if (!credentialInfos) return { user, errorCode: ErrorCode.RESOURCE_NOT_FOUND, errorMessage: `Attempt to describe a user credential that does not exist: ${user}`, credentialInfos: [] };
-      return { user, errorCode: ErrorCode.NONE, errorMessage: null, credentialInfos };
+      return { user, errorCode: ErrorCode.NONE, errorMessage: '', credentialInfos };
     });
-    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, errorMessage: null, results };
+    return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, errorMessage: '', results }; // Kafka's default message: empty
   },
 });

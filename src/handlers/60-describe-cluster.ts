@@ -17,8 +17,9 @@ export default defineHandler({
       return {
         errorCode: ErrorCode.MISMATCHED_ENDPOINT_TYPE,
         errorMessage: 'The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER',
-        endpointType: request.endpointType,
-        clusterId: broker.clusterId,
+        // Kafka's error answer keeps the defaults: broker endpoints, no cluster id.
+        endpointType: BROKER_ENDPOINTS,
+        clusterId: '',
       };
     }
     return {

@@ -14,7 +14,7 @@ export const NOT_REQUESTED = -2147483648;
 /** The operations each resource type supports, in Kafka's order. */
 const SUPPORTED: Record<number, readonly number[]> = {
   [ResourceType.TOPIC]: [Op.READ, Op.WRITE, Op.CREATE, Op.DELETE, Op.ALTER, Op.DESCRIBE, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS],
-  [ResourceType.CLUSTER]: [Op.CREATE, Op.ALTER, Op.DESCRIBE, Op.CLUSTER_ACTION, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS, Op.IDEMPOTENT_WRITE, Op.CREATE_TOKENS, Op.DESCRIBE_TOKENS],
+  [ResourceType.CLUSTER]: [Op.CREATE, Op.ALTER, Op.DESCRIBE, Op.CLUSTER_ACTION, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS, Op.IDEMPOTENT_WRITE],
   [ResourceType.GROUP]: [Op.READ, Op.DELETE, Op.DESCRIBE],
 };
 
@@ -82,3 +82,6 @@ export function aclFilterOf(f: {
     permissionType: f.permissionType,
   };
 }
+
+/** The text of a CLUSTER_AUTHORIZATION_FAILED answer (Kafka's names the request; clients show it, never parse it). */
+export const CLUSTER_AUTHORIZATION_MESSAGE = 'Cluster authorization failed.';

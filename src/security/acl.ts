@@ -51,6 +51,22 @@ export function bindingError(b: AclBinding): string | null {
   return null;
 }
 
+/**
+ * Whether a binding or filter holds the code UNKNOWN (0) as its resource type, pattern type, operation or
+ * permission: Kafka's request classes refuse it as they parse the request, and the connection closes.
+ */
+export function hasUnknownCode(a: { resourceType: number; patternType: number; operation: number; permissionType: number }): boolean {
+  return a.resourceType === ResourceType.UNKNOWN || a.patternType === PatternType.UNKNOWN || a.operation === AclOperation.UNKNOWN || a.permissionType === AclPermission.UNKNOWN;
+}
+
+/**
+ * Whether a binding to create holds a filter-only value (ANY, MATCH), which Kafka's AclBinding constructor
+ * throws on: the whole CreateAcls request then fails with UNKNOWN_SERVER_ERROR and no message.
+ */
+export function isFilterOnly(b: AclBinding): boolean {
+  return b.resourceType === ResourceType.ANY || b.patternType === PatternType.ANY || b.patternType === PatternType.MATCH || b.operation === AclOperation.ANY || b.permissionType === AclPermission.ANY;
+}
+
 /** Why Kafka refuses a filter (INVALID_REQUEST: it holds UNKNOWN codes), or null. */
 export function filterError(f: AclFilter): string | null {
   if (!known(ResourceType, f.resourceType) || !known(PatternType, f.patternType) || !known(AclOperation, f.operation) || !known(AclPermission, f.permissionType)) {

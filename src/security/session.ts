@@ -79,8 +79,10 @@ export class SecuritySession {
 
   /** Why a request with this API key may not be served now (the connection closes), or null. */
   refusal(apiKey: number): string | null {
-    if (apiKey === SASL_HANDSHAKE_KEY || apiKey === SASL_AUTHENTICATE_KEY) return null;
+    if (apiKey === SASL_HANDSHAKE_KEY) return null;
     if (!this.saslEnabled) return null;
+    // Before a handshake Kafka's authenticator takes only ApiVersions and SaslHandshake: anything else closes.
+    if (apiKey === SASL_AUTHENTICATE_KEY) return this.state === 'handshake' && this.authenticatedMechanism === null ? 'SaslAuthenticate before SaslHandshake' : null;
     if (this.authenticatedMechanism === null) {
       if (apiKey === API_VERSIONS_KEY && this.state === 'handshake') return null;
       return `request (API key ${apiKey}) before SASL authentication completed`;
@@ -91,8 +93,9 @@ export class SecuritySession {
 
   handshake(mechanism: string, version: number): { errorCode: number; mechanisms: string[] } {
     const mechanisms = this.options.enabledMechanisms;
-    // Without SASL, or authenticated and not re-authenticating (v0), Kafka's request handler answers and keeps the connection.
-    if (!this.saslEnabled || (this.state === 'authenticated' && version < 1)) return { errorCode: ErrorCode.ILLEGAL_SASL_STATE, mechanisms };
+    // Without SASL, or authenticated and not re-authenticating (a v0 handshake, or sessions that never expire), Kafka's
+    // request handler answers (no mechanisms listed) and keeps the connection.
+    if (!this.saslEnabled || (this.state === 'authenticated' && (version < 1 || this.expiresAt === null))) return { errorCode: ErrorCode.ILLEGAL_SASL_STATE, mechanisms: [] };
     const reauthenticating = this.state === 'authenticated';
     if (this.state !== 'handshake' && !reauthenticating) {
       this.closeAfterResponse = true;
@@ -138,7 +141,8 @@ export class SecuritySession {
       // Clients below v1 cannot re-authenticate: Kafka closes their connection at expiry all the same.
       if (this.options.maxReauthMs > 0 && version >= 1) sessionLifetimeMs = BigInt(this.options.maxReauthMs);
     }
-    return { errorCode: ErrorCode.NONE, errorMessage: null, authBytes: challenge, sessionLifetimeMs };
+    // Kafka's answer leaves the message at its default, the empty string.
+    return { errorCode: ErrorCode.NONE, errorMessage: '', authBytes: challenge, sessionLifetimeMs };
   }
 
   /** One raw token after SaslHandshake v0: the challenge to send back, or null on failure (the connection closes, as Kafka's does). */

@@ -163,7 +163,7 @@ describe('SCRAM credential APIs', () => {
     const client = await RawClient.connect(plaintext);
     const described = await client.request(DescribeUserScramCredentialsApi, 0, { users: [{ name: 'alice' }, { name: 'nobody' }] });
     expect(described.results).toEqual([
-      { user: 'alice', errorCode: 0, errorMessage: null, credentialInfos: [{ mechanism: 1, iterations: 4096 }, { mechanism: 2, iterations: 8192 }] },
+      { user: 'alice', errorCode: 0, errorMessage: '', credentialInfos: [{ mechanism: 1, iterations: 4096 }, { mechanism: 2, iterations: 8192 }] },
       { user: 'nobody', errorCode: ErrorCode.RESOURCE_NOT_FOUND, errorMessage: 'Attempt to describe a user credential that does not exist: nobody', credentialInfos: [] },
     ]);
 
