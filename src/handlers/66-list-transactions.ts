@@ -9,8 +9,6 @@ import { TXN_STATES, type TxnState } from '../coordinator/transaction-coordinato
 import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
-/** Kafka's INVALID_REGULAR_EXPRESSION (KIP-1152), newer than the error table in src/protocol/errors.ts (to move there). */
-const INVALID_REGULAR_EXPRESSION = 128;
 
 export default defineHandler({
   codec: ListTransactionsApi,
@@ -25,7 +23,7 @@ export default defineHandler({
       try {
         pattern = new RegExp(`^(?:${request.transactionalIdPattern})$`);
       } catch {
-        return { throttleTimeMs: 0, errorCode: INVALID_REGULAR_EXPRESSION, unknownStateFilters: [], transactionStates: [] };
+        return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_REGULAR_EXPRESSION, unknownStateFilters: [], transactionStates: [] };
       }
     }
     const now = Date.now();

@@ -43,6 +43,8 @@ const table = [
   ['STALE_MEMBER_EPOCH', 113, false], ['MISMATCHED_ENDPOINT_TYPE', 114, false], ['UNSUPPORTED_ENDPOINT_TYPE', 115, false],
   ['UNKNOWN_CONTROLLER_ID', 116, false], ['UNKNOWN_SUBSCRIPTION_ID', 117, false], ['TELEMETRY_TOO_LARGE', 118, false],
   ['INVALID_REGISTRATION', 119, false], ['TRANSACTION_ABORTABLE', 120, false], ['INVALID_RECORD_STATE', 121, false],
+  ['SHARE_SESSION_NOT_FOUND', 122, true], ['INVALID_SHARE_SESSION_EPOCH', 123, true], ['FENCED_STATE_EPOCH', 124, false],
+  ['INVALID_VOTER_KEY', 125, false], ['DUPLICATE_VOTER', 126, false], ['VOTER_NOT_FOUND', 127, false], ['INVALID_REGULAR_EXPRESSION', 128, false],
 ] as const;
 
 export type ErrorName = (typeof table)[number][0];
