@@ -7,7 +7,9 @@
 // Exit status 1 on an uncaught exception, a bystander failure, a bad answer,
 // or a change to the seeded topic.
 import { parseArgs } from 'node:util';
-import { formatStats, makeCase, runFuzz, SEEDED_TOPIC, seedTopic, snapshotSeededTopic, startFuzzBroker, summarizeErrors } from '../test/fuzz/harness.js';
+import { makeCase } from '../test/fuzz/cases.js';
+import { SEEDED_TOPIC, seedTopic, snapshotSeededTopic, startFuzzBroker, summarizeErrors } from '../test/fuzz/fuzz-broker.js';
+import { formatStats, runFuzz } from '../test/fuzz/harness.js';
 
 const { values } = parseArgs({
   options: {

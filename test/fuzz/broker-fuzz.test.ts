@@ -9,7 +9,8 @@
 // `npm run fuzz -- --cases 2000000 --seed 1`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseUrl } from '../support/broker.js';
-import { formatStats, summarizeErrors, runFuzz, SEEDED_TOPIC, seedTopic, snapshotSeededTopic, startFuzzBroker, type Anomaly, type FuzzBroker } from './harness.js';
+import { formatStats, runFuzz, type Anomaly } from './harness.js';
+import { summarizeErrors, SEEDED_TOPIC, seedTopic, snapshotSeededTopic, startFuzzBroker, type FuzzBroker } from './fuzz-broker.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const CASES = Number(process.env.FUZZ_CASES ?? 100_000);

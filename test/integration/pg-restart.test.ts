@@ -10,9 +10,6 @@
 // broker exited, every error clients saw was retriable, and the brokers served
 // again (produce, commit, LISTEN wake-ups) within a bounded time after
 // PostgreSQL came back.
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode, errorName, isRetriable } from '../../src/protocol/errors.js';
@@ -24,8 +21,8 @@ import { freePort, spawnBroker, type BrokerProcess } from '../support/broker-pro
 import { startOwnedPostgres, type OwnedPostgres, type ShutdownMode } from '../support/postgres-server.js';
 import { compareWithLog, produceIdempotent, readLog } from '../support/durability.js';
 import { RawClient } from '../support/raw-client.js';
-import { createPool, inTransaction } from '../../src/storage/pg/pool.js';
 import { mulberry32 } from '../protocol/messages/spec.js';
+import { sleep, within } from '../support/wait.js';
 
 const RESTARTS: ShutdownMode[] = ['fast', 'immediate', 'fast'];
 const WRITERS = 4;
@@ -41,18 +38,6 @@ const DOWN_MS = 2000;
 /** PostgreSQL back → the broker acknowledges produce requests, commits offsets, and its LISTEN wakes parked fetches, within this. */
 const RECOVERY_BOUND_MS = 10_000;
 const SEED = Number(process.env.PG_RESTART_SEED ?? Math.floor(Math.random() * 2 ** 31));
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `check` every 20 ms until it holds or `ms` pass; returns the elapsed time, or -1 on time-out. */
-async function within(ms: number, check: () => boolean | Promise<boolean>): Promise<number> {
-  const t0 = Date.now();
-  while (Date.now() - t0 < ms) {
-    if (await check()) return Date.now() - t0;
-    await sleep(20);
-  }
-  return -1;
-}
 
 const fetchRequest = (topic: string, fetchOffset: bigint, maxWaitMs: number) => ({
   replicaId: -1, maxWaitMs, minBytes: 1, maxBytes: 1 << 24, sessionEpoch: -1,
@@ -469,111 +454,4 @@ describe('PostgreSQL restart', () => {
     }
   });
 
-  it('fails a transaction whose PostgreSQL stops under it, with nothing uncaught, and the pool serves again after the restart', async () => {
-    await server.start();
-    const pool = createPool({ connectionString: server.url, schema: 'public', max: 2 });
-    const idleErrors: string[] = [];
-    pool.on('error', (err) => idleErrors.push(err.message)); // as the broker logs them
-    try {
-      // Connections that sit idle in the pool while the server stops, and one inside a transaction.
-      await Promise.all([pool.query('SELECT 1'), pool.query('SELECT 1')]);
-      let inside = false;
-      const inFlight = inTransaction(pool, async (c) => {
-        await c.query('SELECT 1');
-        inside = true;
-        await c.query('SELECT pg_sleep(20)');
-      }).then(() => null, (err: Error) => err);
-      expect(await within(5000, () => inside)).toBeGreaterThanOrEqual(0);
-      await sleep(100);
-      await server.stop('immediate');
-      expect(await inFlight).toBeInstanceOf(Error);
-      // The idle connection is reported through the pool's 'error' event, which may come a moment after the
-      // statement in the transaction failed; a query sent before it would take that dead connection instead.
-      expect(await within(5000, () => idleErrors.length > 0)).toBeGreaterThanOrEqual(0);
-      await expect(pool.query('SELECT 1')).rejects.toThrow();
-      await server.start();
-      let answered = false;
-      const ms = await within(RECOVERY_BOUND_MS, async () => (answered = (await pool.query('SELECT 1 AS one').then((r) => r.rows[0].one === 1, () => false))));
-      expect({ answered, ms: ms >= 0 }).toEqual({ answered: true, ms: true });
-      expect(await inTransaction(pool, async (c) => (await c.query('SELECT 2 AS two')).rows[0].two)).toBe(2);
-    } finally {
-      await pool.end();
-    }
-  });
-
-  it('starts its embedded PostgreSQL again when that server is killed, and serves again', { timeout: 90_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'pgkafka-embedded-kill-'));
-    // As root, the embedded server runs as "postgres", which must be able to enter the directory.
-    chmodSync(dir, 0o755);
-    const postmasterPid = () => {
-      try {
-        return Number(readFileSync(join(dir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
-      } catch {
-        return null;
-      }
-    };
-    const env = { DATABASE_URL: '', PGKAFKA_DATA_DIR: dir, PGKAFKA_PORT: String(await freePort()), PGKAFKA_EMBEDDED_PG_PORT: String(await freePort()) };
-    const bootstrap = `127.0.0.1:${env.PGKAFKA_PORT}`;
-    const broker = await spawnBroker(env);
-    const client = await RawClient.connect(bootstrap);
-    try {
-      const init = await client.request(InitProducerIdApi, 4, { transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
-      expect(init.errorCode).toBe(0);
-      const produce = (c: RawClient, sequence: number, value: string) =>
-        c.request(ProduceApi, 9, {
-          acks: -1, timeoutMs: 5000,
-          topicData: [{ name: 'kept', partitionData: [{ index: 0, records: buildBatch({ producerId: init.producerId, producerEpoch: init.producerEpoch, baseSequence: sequence, records: [{ key: null, value: Buffer.from(value) }] }) }] }],
-        }).then((r) => r.responses[0]!.partitionResponses[0]!.errorCode);
-      expect(await produce(client, 0, 'before')).toBe(0);
-      const pid = postmasterPid();
-      expect(pid).toBeGreaterThan(0);
-      process.kill(pid!, 'SIGKILL');
-      const killedAt = Date.now();
-      // Backends outlive their postmaster for a moment (and may still commit): wait for the restart itself.
-      const restartedMs = await within(30_000, () => broker.output().includes('embedded PostgreSQL started again'));
-      expect(restartedMs).toBeGreaterThanOrEqual(0);
-      // The same batch is retried until acknowledged: every answer on the way is a retriable error or a closed connection.
-      const seen: string[] = [];
-      let acked = false;
-      let c: RawClient | null = client;
-      while (!acked && Date.now() - killedAt < 30_000) {
-        try {
-          if (!c || c.closed) c = await RawClient.connect(bootstrap);
-          const code = await produce(c, 1, 'after');
-          if (code === 0 || code === ErrorCode.DUPLICATE_SEQUENCE_NUMBER) acked = true;
-          else seen.push(errorName(code));
-        } catch (err) {
-          seen.push((err as Error).message);
-          c?.close();
-          c = null;
-        }
-        if (!acked) await sleep(100);
-      }
-      const recoveredMs = Date.now() - killedAt;
-      c?.close();
-      process.stdout.write(`embedded PostgreSQL SIGKILLed: started again ${restartedMs} ms later, produce acknowledged ${recoveredMs} ms after the kill; errors seen: ${JSON.stringify([...new Set(seen)])}\n`);
-      expect(acked).toBe(true);
-      expect(seen.filter((e) => !(/closed|ECONNREFUSED|ECONNRESET/.test(e) || isRetriable(ErrorCode[e as keyof typeof ErrorCode] ?? -1)))).toEqual([]);
-      expect(broker.output()).not.toMatch(/uncaught exception|unhandled rejection/);
-      expect((await readLog(bootstrap, 'kept')).map((r) => r.value)).toEqual(['before', 'after']);
-      broker.child.kill('SIGTERM');
-      expect(await broker.exited).toBe(0);
-    } finally {
-      client.close();
-      if (broker.child.exitCode === null && broker.child.signalCode === null) {
-        broker.child.kill('SIGTERM');
-        await Promise.race([broker.exited, sleep(15_000)]);
-      }
-      // Never leave the broker's PostgreSQL running behind a failed test.
-      const left = postmasterPid();
-      if (left) {
-        try {
-          process.kill(left, 'SIGQUIT');
-        } catch {
-          /* already gone */
-        }
-      }
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
 });
