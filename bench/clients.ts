@@ -173,9 +173,7 @@ export async function consumeRdkafka(bootstrap: string, topic: string, partition
   c.assign(partitions.map((partition) => ({ topic, partition, offset: 0 })));
   const deadline = Date.now() + timeoutMs;
   while (received < count && Date.now() < deadline) {
-    const msgs: { value: Buffer | null }[] = await new Promise((resolve, reject) =>
-      c.consume(10_000, (err: unknown, m: { value: Buffer | null }[]) => (err ? reject(err) : resolve(m))),
-    );
+    const msgs: { value: Buffer | null }[] = await new Promise((resolve, reject) => c.consume(10_000, (err: unknown, m: { value: Buffer | null }[]) => (err ? reject(err) : resolve(m))));
     received += msgs.length;
     for (const m of msgs) bytes += m.value?.length ?? 0;
   }

@@ -35,7 +35,11 @@ interface Member {
 
 function kafkajsMember(bootstrap: string[], groupId: string, i: number): Promise<Member> {
   const consumer = new Kafka({ clientId: `failover-kafkajs-${i}`, brokers: bootstrap, logLevel: logLevel.NOTHING }).consumer({
-    groupId, sessionTimeout: 10_000, rebalanceTimeout: 10_000, heartbeatInterval: 1000, maxWaitTimeInMs: 200,
+    groupId,
+    sessionTimeout: 10_000,
+    rebalanceTimeout: 10_000,
+    heartbeatInterval: 1000,
+    maxWaitTimeInMs: 200,
   });
   return (async () => {
     await consumer.connect();
@@ -48,8 +52,13 @@ function kafkajsMember(bootstrap: string[], groupId: string, i: number): Promise
 function librdkafkaMember(bootstrap: string[], groupId: string, i: number): Promise<Member> {
   const c = new rdkafka.KafkaConsumer(
     {
-      'metadata.broker.list': bootstrap.join(','), 'client.id': `failover-librdkafka-${i}`, 'group.id': groupId,
-      'session.timeout.ms': 10_000, 'heartbeat.interval.ms': 1000, 'enable.auto.commit': true, 'auto.commit.interval.ms': 1000,
+      'metadata.broker.list': bootstrap.join(','),
+      'client.id': `failover-librdkafka-${i}`,
+      'group.id': groupId,
+      'session.timeout.ms': 10_000,
+      'heartbeat.interval.ms': 1000,
+      'enable.auto.commit': true,
+      'auto.commit.interval.ms': 1000,
       'fetch.wait.max.ms': 200,
     },
     { 'auto.offset.reset': 'earliest' },
@@ -78,7 +87,11 @@ async function run(client: 'kafkajs' | 'librdkafka', restartAfterMs: number, obs
   const schema = randomName('failover');
   const ports = [await freePort(), await freePort()];
   const env = (node: number) => ({
-    DATABASE_URL, PGKAFKA_SCHEMA: schema, PGKAFKA_NODE_ID: String(node), PGKAFKA_PORT: String(ports[node - 1]), PGKAFKA_METRICS_ENABLED: 'false',
+    DATABASE_URL,
+    PGKAFKA_SCHEMA: schema,
+    PGKAFKA_NODE_ID: String(node),
+    PGKAFKA_PORT: String(ports[node - 1]),
+    PGKAFKA_METRICS_ENABLED: 'false',
   });
   // Started one after the other: the first creates the schema.
   const brokers: BrokerProcess[] = [await spawnBroker(env(1)), await spawnBroker(env(2))];
@@ -113,7 +126,8 @@ async function run(client: 'kafkajs' | 'librdkafka', restartAfterMs: number, obs
 
     const read = async (since: Date): Promise<Sample> => {
       const { rows } = await db.query<{ partition: number; at: number }>(
-        'SELECT partition, extract(epoch FROM commit_timestamp - $2::timestamptz) * 1000 AS at FROM committed_offsets WHERE group_id = $1', [groupId, since],
+        'SELECT partition, extract(epoch FROM commit_timestamp - $2::timestamptz) * 1000 AS at FROM committed_offsets WHERE group_id = $1',
+        [groupId, since],
       );
       const slots = await db.query<{ holder: string; live: boolean }>("SELECT node_id || '/' || epoch AS holder, expires_at > now() AS live FROM coordinator_slots WHERE slot = $1", [slot]);
       const group = await db.query<{ generation: number }>('SELECT generation FROM groups WHERE group_id = $1', [groupId]);
@@ -171,8 +185,13 @@ async function run(client: 'kafkajs' | 'librdkafka', restartAfterMs: number, obs
     for (let i = 1; i < samples.length; i++) if (samples[i]!.holder !== samples[i - 1]!.holder) moves.push(`${Math.round(samples[i]!.at)} ms → ${samples[i]!.holder}`);
     const generations = new Set(samples.map((s) => s.generation));
     const result = {
-      client, restartAfterMs, firstCommitMs: Math.round(firstCommit), everyPartitionMs: Math.round(everyPartition), longestGapMs: Math.round(longestGap),
-      slotMoves: moves, generations: [...generations],
+      client,
+      restartAfterMs,
+      firstCommitMs: Math.round(firstCommit),
+      everyPartitionMs: Math.round(everyPartition),
+      longestGapMs: Math.round(longestGap),
+      slotMoves: moves,
+      generations: [...generations],
     };
     console.log(JSON.stringify(result));
     // Why the group rebalanced, as the brokers logged it (FAILOVER_LOG=1).

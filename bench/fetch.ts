@@ -120,7 +120,9 @@ export async function runFetch(ctx: Ctx): Promise<Row[]> {
       if (copyBytes < storedBytes) throw new Error(`COPY returned ${copyBytes} bytes, stored ${storedBytes}`);
 
       const rate = k.received / k.seconds;
-      ctx.log(`  run ${run + 1}: consumer ${rate.toFixed(0)}/s,${kc ? ` kcat ${(kc.received / kc.seconds).toFixed(0)}/s,` : ''} raw fetch ${(rawRecords / rawSec).toFixed(0)}/s, SELECT ${(count / selSec).toFixed(0)}/s, COPY binary ${(count / copySec).toFixed(0)}/s`);
+      ctx.log(
+        `  run ${run + 1}: consumer ${rate.toFixed(0)}/s,${kc ? ` kcat ${(kc.received / kc.seconds).toFixed(0)}/s,` : ''} raw fetch ${(rawRecords / rawSec).toFixed(0)}/s, SELECT ${(count / selSec).toFixed(0)}/s, COPY binary ${(count / copySec).toFixed(0)}/s`,
+      );
       col.add(RD_CASE, 'records/s', rate, {
         ratio: selSec / k.seconds,
         ratioOf: 'SELECT',

@@ -23,10 +23,11 @@ async function tool(mainClass: string, args: string[], timeoutMs: number): Promi
 
 /** kafka-producer-perf-test's closing line: "N records sent, X records/sec (Y MB/sec), Z ms avg latency, …". */
 async function producerPerf(bootstrap: string, topic: string, count: number, recordSize: number): Promise<{ recordsPerSec: number; avgLatencyMs: number }> {
-  const out = await tool('org.apache.kafka.tools.ProducerPerformance', [
-    '--topic', topic, '--num-records', String(count), '--record-size', String(recordSize), '--throughput', '-1',
-    '--producer-props', `bootstrap.servers=${bootstrap}`, 'acks=all',
-  ], 300_000);
+  const out = await tool(
+    'org.apache.kafka.tools.ProducerPerformance',
+    ['--topic', topic, '--num-records', String(count), '--record-size', String(recordSize), '--throughput', '-1', '--producer-props', `bootstrap.servers=${bootstrap}`, 'acks=all'],
+    300_000,
+  );
   const m = /(\d+) records sent, ([\d.]+) records\/sec \([\d.]+ MB\/sec\), ([\d.]+) ms avg latency/.exec(out.trim().split('\n').at(-1) ?? '');
   if (!m || Number(m[1]) !== count) throw new Error(`kafka-producer-perf-test: unexpected summary: ${out.slice(-500)}`);
   return { recordsPerSec: Number(m[2]), avgLatencyMs: Number(m[3]) };
@@ -34,9 +35,11 @@ async function producerPerf(bootstrap: string, topic: string, count: number, rec
 
 /** kafka-consumer-perf-test's data line; fetch.nMsg.sec leaves out the group's join. */
 async function consumerPerf(bootstrap: string, topic: string, count: number): Promise<number> {
-  const out = await tool('org.apache.kafka.tools.ConsumerPerformance', [
-    '--bootstrap-server', bootstrap, '--topic', topic, '--messages', String(count), '--timeout', '60000', '--group', `perf-${topic}`,
-  ], 300_000);
+  const out = await tool(
+    'org.apache.kafka.tools.ConsumerPerformance',
+    ['--bootstrap-server', bootstrap, '--topic', topic, '--messages', String(count), '--timeout', '60000', '--group', `perf-${topic}`],
+    300_000,
+  );
   const lines = out.trim().split('\n');
   const header = lines.findIndex((l) => l.includes('fetch.nMsg.sec'));
   if (header < 0 || !lines[header + 1]) throw new Error(`kafka-consumer-perf-test: unexpected output: ${out.slice(-500)}`);
@@ -78,13 +81,21 @@ export async function runKafka(ctx: Ctx): Promise<Row[]> {
             const c = await consumerPerf(t.bootstrap, topic, count);
             produced.set(t.name, p.recordsPerSec);
             consumed.set(t.name, c);
-            ctx.log(`  run ${run + 1} ${kase} ${t.name}: produce ${p.recordsPerSec.toFixed(0)} records/s (avg latency ${p.avgLatencyMs.toFixed(1)} ms, broker CPU ${cpuPerRecordUs.toFixed(1)} µs/record), consume ${c.toFixed(0)} records/s`);
+            ctx.log(
+              `  run ${run + 1} ${kase} ${t.name}: produce ${p.recordsPerSec.toFixed(0)} records/s (avg latency ${p.avgLatencyMs.toFixed(1)} ms, broker CPU ${cpuPerRecordUs.toFixed(1)} µs/record), consume ${c.toFixed(0)} records/s`,
+            );
             col.add(`${t.name}: producer-perf-test acks=all, ${kase}`, 'records/s', p.recordsPerSec, { note: `avg latency ${p.avgLatencyMs.toFixed(1)} ms` });
             col.add(`${t.name}: broker CPU while producing, ${kase}`, 'µs/record', cpuPerRecordUs);
           }
           for (const peer of peers) {
-            col.add(`pgkafka ÷ ${peer.name}: produce, ${kase}`, 'ratio', produced.get('pgkafka')! / produced.get(peer.name)!, { ratio: produced.get('pgkafka')! / produced.get(peer.name)!, ratioOf: 'pgkafka÷Kafka' });
-            col.add(`pgkafka ÷ ${peer.name}: consume, ${kase}`, 'ratio', consumed.get('pgkafka')! / consumed.get(peer.name)!, { ratio: consumed.get('pgkafka')! / consumed.get(peer.name)!, ratioOf: 'pgkafka÷Kafka' });
+            col.add(`pgkafka ÷ ${peer.name}: produce, ${kase}`, 'ratio', produced.get('pgkafka')! / produced.get(peer.name)!, {
+              ratio: produced.get('pgkafka')! / produced.get(peer.name)!,
+              ratioOf: 'pgkafka÷Kafka',
+            });
+            col.add(`pgkafka ÷ ${peer.name}: consume, ${kase}`, 'ratio', consumed.get('pgkafka')! / consumed.get(peer.name)!, {
+              ratio: consumed.get('pgkafka')! / consumed.get(peer.name)!,
+              ratioOf: 'pgkafka÷Kafka',
+            });
           }
           for (const t of targets) col.add(`${t.name}: consumer-perf-test, ${kase}`, 'records/s', consumed.get(t.name)!);
         }

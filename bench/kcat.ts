@@ -81,13 +81,20 @@ export async function produceKcat(bootstrap: string, topic: string, partitions: 
   const args = ['-b', bootstrap, '-P', '-t', topic, '-K:', '-l', '-q'];
   if (partitions === 1) args.push('-p', '0');
   args.push(
-    '-X', 'linger.ms=5',
-    '-X', 'batch.num.messages=10000',
-    '-X', 'acks=all',
-    '-X', 'queue.buffering.max.messages=2000000',
-    '-X', 'queue.buffering.max.kbytes=2000000',
-    '-X', 'compression.codec=none',
-    '-X', 'client.id=pgkafka-bench-kcat',
+    '-X',
+    'linger.ms=5',
+    '-X',
+    'batch.num.messages=10000',
+    '-X',
+    'acks=all',
+    '-X',
+    'queue.buffering.max.messages=2000000',
+    '-X',
+    'queue.buffering.max.kbytes=2000000',
+    '-X',
+    'compression.codec=none',
+    '-X',
+    'client.id=pgkafka-bench-kcat',
     file,
   );
   return runKcat(args, timeoutMs);

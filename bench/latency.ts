@@ -73,7 +73,16 @@ export async function measure(bootstrap: string, topic: string, rate: number, se
   await Promise.all([rdDisconnect(producer), rdDisconnect(consumer)]);
   const s = lat.sort((a, b) => a - b);
   const a = ack.sort((x, y) => x - y);
-  return { ackP50: percentileSorted(a, 50), ackP99: percentileSorted(a, 99), p50: percentileSorted(s, 50), p99: percentileSorted(s, 99), p999: percentileSorted(s, 99.9), max: s[s.length - 1] ?? NaN, received, sent };
+  return {
+    ackP50: percentileSorted(a, 50),
+    ackP99: percentileSorted(a, 99),
+    p50: percentileSorted(s, 50),
+    p99: percentileSorted(s, 99),
+    p999: percentileSorted(s, 99.9),
+    max: s[s.length - 1] ?? NaN,
+    received,
+    sent,
+  };
 }
 
 /**
@@ -87,16 +96,18 @@ async function rawSequentialProduce(port: number, topic: string, partitions: num
   const lat: number[] = [];
   const t0 = performance.now();
   try {
-    await Promise.all(raws.map(async (raw, partition) => {
-      for (let i = 0; i < perPartition; i++) {
-        const records = buildBatch({ records: [{ key: null, value: Buffer.alloc(100, 0x65) }] });
-        const s = performance.now();
-        const r = await raw.request(ProduceApi, 9, { transactionalId: null, acks: -1, timeoutMs: 30_000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] });
-        const code = r.responses[0]?.partitionResponses[0]?.errorCode;
-        if (code !== 0) throw new Error(`raw produce error ${code}`);
-        lat.push(performance.now() - s);
-      }
-    }));
+    await Promise.all(
+      raws.map(async (raw, partition) => {
+        for (let i = 0; i < perPartition; i++) {
+          const records = buildBatch({ records: [{ key: null, value: Buffer.alloc(100, 0x65) }] });
+          const s = performance.now();
+          const r = await raw.request(ProduceApi, 9, { transactionalId: null, acks: -1, timeoutMs: 30_000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] });
+          const code = r.responses[0]?.partitionResponses[0]?.errorCode;
+          if (code !== 0) throw new Error(`raw produce error ${code}`);
+          lat.push(performance.now() - s);
+        }
+      }),
+    );
   } finally {
     for (const raw of raws) raw.close();
   }
@@ -126,7 +137,7 @@ export async function runLatency(ctx: Ctx): Promise<Row[]> {
       if (cFloor) {
         ctx.log(`  run ${run + 1} PostgreSQL floor by pgbench 1000/s: p50 ${cFloor.p50.toFixed(2)} p99 ${cFloor.p99.toFixed(2)} p99.9 ${cFloor.p999.toFixed(2)} ms (${cFloor.commits} commits)`);
         const cName = 'PostgreSQL floor by pgbench (C client): append statement, 1k commits/s, one record each';
-        col.add(`${cName}: p50`, 'ms', cFloor.p50, { note: 'timed from each commit\'s scheduled start' });
+        col.add(`${cName}: p50`, 'ms', cFloor.p50, { note: "timed from each commit's scheduled start" });
         col.add(`${cName}: p99`, 'ms', cFloor.p99);
         col.add(`${cName}: p99.9`, 'ms', cFloor.p999);
       }

@@ -57,17 +57,19 @@ async function redisRun(count: number, value: Buffer, port = 6379): Promise<{ wr
     const per = 1000;
     const inFlight = 4;
     let next = 0;
-    await Promise.all(Array.from({ length: inFlight }, async () => {
-      while (next < count) {
-        const start = next;
-        const n = Math.min(per, count - start);
-        next += n;
-        const p = r.pipeline();
-        for (let i = 0; i < n; i++) p.xadd(key, '*', 'k', KEYS[(start + i) & 1023]!, 'v', value);
-        const res = await p.exec();
-        if (res?.some(([e]) => e)) throw new Error('XADD failed');
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: inFlight }, async () => {
+        while (next < count) {
+          const start = next;
+          const n = Math.min(per, count - start);
+          next += n;
+          const p = r.pipeline();
+          for (let i = 0; i < n; i++) p.xadd(key, '*', 'k', KEYS[(start + i) & 1023]!, 'v', value);
+          const res = await p.exec();
+          if (res?.some(([e]) => e)) throw new Error('XADD failed');
+        }
+      }),
+    );
     const write = count / ((performance.now() - t0) / 1000);
     await r.xgroup('CREATE', key, 'g', '0');
     t0 = performance.now();
@@ -144,7 +146,9 @@ export async function runPeers(ctx: Ctx): Promise<Row[]> {
         const rd = await redisRun(count, value);
         const rdDurable = await redisRun(count, value, durableRedis.port);
         const na = await natsRun(count, value);
-        ctx.log(`  run ${run + 1} ${valueSize} B: pgkafka ${pkWrite.toFixed(0)}/${pkRead.toFixed(0)}, Redis ${rd.write.toFixed(0)}/${rd.read.toFixed(0)}, Redis durable ${rdDurable.write.toFixed(0)}/${rdDurable.read.toFixed(0)}, NATS ${na.write.toFixed(0)}/${na.read.toFixed(0)} records/s (write/read)`);
+        ctx.log(
+          `  run ${run + 1} ${valueSize} B: pgkafka ${pkWrite.toFixed(0)}/${pkRead.toFixed(0)}, Redis ${rd.write.toFixed(0)}/${rd.read.toFixed(0)}, Redis durable ${rdDurable.write.toFixed(0)}/${rdDurable.read.toFixed(0)}, NATS ${na.write.toFixed(0)}/${na.read.toFixed(0)} records/s (write/read)`,
+        );
         const c = `${valueSize} B, 1 partition/stream`;
         col.add(`pgkafka librdkafka produce, ${c}`, 'records/s', pkWrite, { note: 'acks=all, PG commit, fsync on' });
         col.add(`Redis XADD pipelined, ${c}`, 'records/s', rd.write, { ratio: pkWrite / rd.write, ratioOf: 'pgkafka÷this', note: rd.durability });

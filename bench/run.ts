@@ -84,7 +84,11 @@ const table = rows.map((r) => {
   return [r.section, r.case + (r.note ? ` [${r.note}]` : ''), fmt(median(r.values)), range, r.unit, ratio, r.target ?? '', verdict];
 });
 const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => row[i]!.length)));
-const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ').trimEnd();
+const line = (cells: string[]) =>
+  cells
+    .map((c, i) => c.padEnd(widths[i]!))
+    .join(' | ')
+    .trimEnd();
 process.stdout.write(`\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('-|-')}\n${table.map(line).join('\n')}\n`);
 process.stdout.write(`\nbroker peak RSS: ${(ctx.peakRssKiB.value / 1024).toFixed(0)} MiB; total ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
 for (const f of failures) process.stdout.write(`FAILED section ${f.section}: ${f.error.split('\n')[0]}\n`);

@@ -53,7 +53,9 @@ export async function runScale(ctx: Ctx): Promise<Row[]> {
       }
       raw.close();
       const afterTopics = broker.sample();
-      ctx.log(`    sample produce 10k records over ${perTopic} partitions: ${pr.errors} errors${pr.firstError ? ` (${pr.firstError})` : ''}, ${prodSec.toFixed(2)} s; fetch checks ok ${okFetch}; RSS ${(afterTopics.rssKiB / 1024).toFixed(0)} MiB`);
+      ctx.log(
+        `    sample produce 10k records over ${perTopic} partitions: ${pr.errors} errors${pr.firstError ? ` (${pr.firstError})` : ''}, ${prodSec.toFixed(2)} s; fetch checks ok ${okFetch}; RSS ${(afterTopics.rssKiB / 1024).toFixed(0)} MiB`,
+      );
 
       // idle connections
       await sleep(1000);
@@ -81,7 +83,9 @@ export async function runScale(ctx: Ctx): Promise<Row[]> {
       await sleep(2000);
       const rssConns = broker.sample().rssKiB;
       const perConnKiB = (rssConns - rssBefore) / conns.length;
-      ctx.log(`    ${conns.length} connections (${connErrors} failed) in ${connSec.toFixed(1)} s; RSS ${(rssBefore / 1024).toFixed(0)} → ${(rssConns / 1024).toFixed(0)} MiB, ${perConnKiB.toFixed(1)} KiB/connection`);
+      ctx.log(
+        `    ${conns.length} connections (${connErrors} failed) in ${connSec.toFixed(1)} s; RSS ${(rssBefore / 1024).toFixed(0)} → ${(rssConns / 1024).toFixed(0)} MiB, ${perConnKiB.toFixed(1)} KiB/connection`,
+      );
       for (const c of conns) c.close();
 
       col.add(`create ${topicsN}×${perTopic} partitions (CreateTopics)`, 's', createSec);

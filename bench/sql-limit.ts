@@ -55,10 +55,21 @@ export class SqlLimit {
       const data = buildBatch({ records: Array.from({ length: n }, (_, i) => ({ key: KEYS[i & 1023]!, value })) });
       const ts = BigInt(Date.now());
       // The broker's own parameters for one batch; they never change except the partition, so they are built once.
-      const base = appendParams(topicId, 0, BigInt(n), [{
-        data, relativeOffset: 0n, lastOffsetDelta: n - 1, recordCount: n, firstTimestamp: ts, maxTimestamp: ts,
-        producerId: -1n, producerEpoch: -1, baseSequence: -1, isTransactional: false, isControl: false,
-      }]);
+      const base = appendParams(topicId, 0, BigInt(n), [
+        {
+          data,
+          relativeOffset: 0n,
+          lastOffsetDelta: n - 1,
+          recordCount: n,
+          firstTimestamp: ts,
+          maxTimestamp: ts,
+          producerId: -1n,
+          producerEpoch: -1,
+          baseSequence: -1,
+          isTransactional: false,
+          isControl: false,
+        },
+      ]);
       return {
         size: data.length,
         params: (p: number) => base.map((v, i) => (i === 1 ? p : v)),
@@ -72,28 +83,32 @@ export class SqlLimit {
       for (let p = 0; p < partitions; p++) work.push({ p, n: Math.min(perBatch, perPartition - sent) });
     }
     const shortCache = new Map<number, ReturnType<typeof makeParams>>();
-    const clients = await Promise.all(Array.from({ length: connections }, async () => {
-      const c = new pg.Client({ connectionString: DATABASE_URL, options: `-c search_path=${this.schema}` });
-      await c.connect();
-      return c;
-    }));
+    const clients = await Promise.all(
+      Array.from({ length: connections }, async () => {
+        const c = new pg.Client({ connectionString: DATABASE_URL, options: `-c search_path=${this.schema}` });
+        await c.connect();
+        return c;
+      }),
+    );
     const text = APPEND_SQL;
     let next = 0;
     const t0 = performance.now();
     let seconds: number;
     try {
-      await Promise.all(clients.map(async (c, ci) => {
-        while (next < work.length) {
-          const w = work[next++]!;
-          let shape = full;
-          if (w.n !== perBatch) {
-            shape = shortCache.get(w.n) ?? makeParams(w.n);
-            shortCache.set(w.n, shape);
+      await Promise.all(
+        clients.map(async (c, ci) => {
+          while (next < work.length) {
+            const w = work[next++]!;
+            let shape = full;
+            if (w.n !== perBatch) {
+              shape = shortCache.get(w.n) ?? makeParams(w.n);
+              shortCache.set(w.n, shape);
+            }
+            const { rows } = await c.query({ name: `append_${ci}`, text, values: shape.params(w.p) });
+            if (rows.length !== 1) throw new Error('partition row missing');
           }
-          const { rows } = await c.query({ name: `append_${ci}`, text, values: shape.params(w.p) });
-          if (rows.length !== 1) throw new Error('partition row missing');
-        }
-      }));
+        }),
+      );
     } finally {
       seconds = (performance.now() - t0) / 1000;
       await Promise.all(clients.map((c) => c.end()));
@@ -126,8 +141,17 @@ export class SqlLimit {
       const data = buildBatch({ records: [{ key: null, value: Buffer.alloc(100, 0x64) }] });
       const ts = BigInt(Date.now());
       const batch = (i: number) => ({
-        data, relativeOffset: BigInt(i), lastOffsetDelta: 0, recordCount: 1, firstTimestamp: ts, maxTimestamp: ts,
-        producerId: -1n, producerEpoch: -1, baseSequence: -1, isTransactional: false, isControl: false,
+        data,
+        relativeOffset: BigInt(i),
+        lastOffsetDelta: 0,
+        recordCount: 1,
+        firstTimestamp: ts,
+        maxTimestamp: ts,
+        producerId: -1n,
+        producerEpoch: -1,
+        baseSequence: -1,
+        isTransactional: false,
+        isControl: false,
       });
       const warmup = Math.ceil(rate / 2);
       const total = warmup + Math.round(rate * seconds);
@@ -148,7 +172,12 @@ export class SqlLimit {
         }
         const first = generated;
         generated = due;
-        const params = appendParams(topicId, 0, BigInt(due - first), Array.from({ length: due - first }, (_, i) => batch(i)));
+        const params = appendParams(
+          topicId,
+          0,
+          BigInt(due - first),
+          Array.from({ length: due - first }, (_, i) => batch(i)),
+        );
         await c.query({ name: 'append_floor', text: APPEND_SQL, values: params });
         commits++;
         const done = performance.now();
@@ -180,10 +209,7 @@ export class SqlLimit {
       await setup.end();
     }
     const data = buildBatch({ records: [{ key: null, value: Buffer.alloc(100, 0x64) }] });
-    const literals = [
-      `'${topicId}'::uuid`, '0', '1', `'{0}'`, `'{0}'`, `'{1}'`, `'{0}'`, `'{0}'`, `'{-1}'`, `'{-1}'`, `'{-1}'`, `'{f}'`, `'{f}'`,
-      `ARRAY['\\x${data.toString('hex')}'::bytea]`,
-    ];
+    const literals = [`'${topicId}'::uuid`, '0', '1', `'{0}'`, `'{0}'`, `'{1}'`, `'{0}'`, `'{0}'`, `'{-1}'`, `'{-1}'`, `'{-1}'`, `'{f}'`, `'{f}'`, `ARRAY['\\x${data.toString('hex')}'::bytea]`];
     // $14 before $1, so that $1 does not match the start of $10–$14.
     let statement = APPEND_SQL;
     for (let i = literals.length; i >= 1; i--) statement = statement.replaceAll(`$${i}`, literals[i - 1]!);
@@ -203,7 +229,9 @@ export class SqlLimit {
       });
       if (code !== 0) return null;
       // Log lines: client transaction latency_us script epoch_s epoch_us [lag_us]; the first second is warm-up.
-      const lines = readdirSync(dir).filter((f) => f.startsWith('log')).flatMap((f) => readFileSync(join(dir, f), 'utf8').trim().split('\n'));
+      const lines = readdirSync(dir)
+        .filter((f) => f.startsWith('log'))
+        .flatMap((f) => readFileSync(join(dir, f), 'utf8').trim().split('\n'));
       const rows = lines.map((l) => l.split(' ').map(Number)).filter((r) => r.length >= 6);
       const check = await pgClient();
       try {
@@ -213,7 +241,10 @@ export class SqlLimit {
         await check.end();
       }
       const start = Math.min(...rows.map((r) => r[4]!)) + 1;
-      const lat = rows.filter((r) => r[4]! >= start).map((r) => r[2]! / 1000).sort((a, b) => a - b);
+      const lat = rows
+        .filter((r) => r[4]! >= start)
+        .map((r) => r[2]! / 1000)
+        .sort((a, b) => a - b);
       return { p50: percentileSorted(lat, 50), p99: percentileSorted(lat, 99), p999: percentileSorted(lat, 99.9), commits: lat.length };
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -3,15 +3,7 @@
 // kafkajs producer and kcat (librdkafka) are refused with Kafka's topic
 // authorization error where the principal lacks WRITE — and nothing is
 // stored — and let through by a prefixed ACL.
-import {
-  AclOperationTypes,
-  AclPermissionTypes,
-  AclResourceTypes,
-  Kafka,
-  logLevel,
-  ResourcePatternTypes,
-  type AclEntry,
-} from 'kafkajs';
+import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, Kafka, logLevel, ResourcePatternTypes, type AclEntry } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestBroker, type TestBroker } from '../test/support/broker.js';
 import { addUser } from '../test/support/sasl.js';
@@ -75,9 +67,25 @@ describe('kafkajs admin', () => {
         permissionType: AclPermissionTypes.ANY,
       });
       expect(described.resources).toEqual([
-        expect.objectContaining({ resourceName: 'acl-tmp', resourceType: AclResourceTypes.TOPIC, acls: [{ principal: 'User:app', host: '*', operation: AclOperationTypes.READ, permissionType: AclPermissionTypes.ALLOW }] }),
+        expect.objectContaining({
+          resourceName: 'acl-tmp',
+          resourceType: AclResourceTypes.TOPIC,
+          acls: [{ principal: 'User:app', host: '*', operation: AclOperationTypes.READ, permissionType: AclPermissionTypes.ALLOW }],
+        }),
       ]);
-      const deleted = await admin.deleteAcls({ filters: [{ resourceType: AclResourceTypes.TOPIC, resourceName: 'acl-tmp', resourcePatternType: ResourcePatternTypes.LITERAL, principal: 'User:app', host: '*', operation: AclOperationTypes.ANY, permissionType: AclPermissionTypes.ANY }] });
+      const deleted = await admin.deleteAcls({
+        filters: [
+          {
+            resourceType: AclResourceTypes.TOPIC,
+            resourceName: 'acl-tmp',
+            resourcePatternType: ResourcePatternTypes.LITERAL,
+            principal: 'User:app',
+            host: '*',
+            operation: AclOperationTypes.ANY,
+            permissionType: AclPermissionTypes.ANY,
+          },
+        ],
+      });
       expect(deleted.filterResponses[0]!.matchingAcls).toHaveLength(1);
       expect(await broker.query("SELECT 1 FROM acls WHERE resource_name = 'acl-tmp'")).toHaveLength(0);
     } finally {
@@ -119,8 +127,31 @@ describe('producers', () => {
 
   it('kcat (librdkafka): refused with a topic authorization error, accepted under the prefixed ACL', async () => {
     const kcat = (topic: string, input: string) =>
-      run(KCAT, ['-b', bootstrap, '-m', '5', '-P', '-t', topic, '-X', 'acks=all', '-X', 'message.timeout.ms=5000',
-        '-X', 'security.protocol=SASL_PLAINTEXT', '-X', 'sasl.mechanisms=PLAIN', '-X', 'sasl.username=app', '-X', 'sasl.password=app-secret'], { input, timeoutMs: 20_000 });
+      run(
+        KCAT,
+        [
+          '-b',
+          bootstrap,
+          '-m',
+          '5',
+          '-P',
+          '-t',
+          topic,
+          '-X',
+          'acks=all',
+          '-X',
+          'message.timeout.ms=5000',
+          '-X',
+          'security.protocol=SASL_PLAINTEXT',
+          '-X',
+          'sasl.mechanisms=PLAIN',
+          '-X',
+          'sasl.username=app',
+          '-X',
+          'sasl.password=app-secret',
+        ],
+        { input, timeoutMs: 20_000 },
+      );
     const refused = await kcat('acl-other', 'k1\n');
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/authorization failed/i);

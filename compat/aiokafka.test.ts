@@ -17,15 +17,20 @@ afterAll(async () => {
   await broker?.destroy();
 });
 
-const py = <T>(command: string, request: Record<string, unknown>, timeoutMs = 40_000) =>
-  runVenvPythonJson<T>('pypi_aiokafka.py', command, { bootstrap: broker.bootstrap, ...request }, timeoutMs);
+const py = <T>(command: string, request: Record<string, unknown>, timeoutMs = 40_000) => runVenvPythonJson<T>('pypi_aiokafka.py', command, { bootstrap: broker.bootstrap, ...request }, timeoutMs);
 
 type Step = [string, Record<string, unknown>];
 const batch = (steps: Step[]) => py<unknown[]>('batch', { steps });
 
-interface Created { errors: [string, number][] }
-interface Produced { delivered: { partition: number; offset: number }[] }
-interface Consumed { records: JsonRead[] }
+interface Created {
+  errors: [string, number][];
+}
+interface Produced {
+  delivered: { partition: number; offset: number }[];
+}
+interface Consumed {
+  records: JsonRead[];
+}
 
 const createStep = (name: string, partitions = 3): Step => ['create', { topics: [{ name, partitions }] }];
 const produceStep = (topic: string, recs: Rec[], codec: Codec = 'none'): Step => ['produce', { topic, codec, records: toJson(recs) }];
@@ -49,13 +54,20 @@ async function roundtrip(codec: Codec) {
   expectDelivered(produced, recs);
   expectRecords(fromJson(consumed.records), recs);
   const stored = await readStored(broker, topic);
-  expectRecords(stored.flatMap((b) => b.records), recs);
+  expectRecords(
+    stored.flatMap((b) => b.records),
+    recs,
+  );
   if (codec !== 'none') expectStoredCodec(stored, codec);
 }
 
 const scenarios: ScenarioFns = {
   'admin: create topics': async () => {
-    const [a, again, list] = (await batch([createStep('aio-admin', 4), createStep('aio-admin', 4), ['list', { describe: ['aio-admin'] }]])) as [Created, Created, { partitions: Record<string, unknown[]> }];
+    const [a, again, list] = (await batch([createStep('aio-admin', 4), createStep('aio-admin', 4), ['list', { describe: ['aio-admin'] }]])) as [
+      Created,
+      Created,
+      { partitions: Record<string, unknown[]> },
+    ];
     expect(a.errors).toEqual([['aio-admin', 0]]);
     expect(again.errors).toEqual([['aio-admin', 36]]); // TOPIC_ALREADY_EXISTS
     expect(list.partitions['aio-admin']).toEqual([0, 1, 2, 3].map((p) => [p, 1, [1]]));
@@ -73,14 +85,22 @@ const scenarios: ScenarioFns = {
   },
   'offsets: earliest and latest': async () => {
     const recs = dataset('aio-offsets').filter((r) => r.partition !== 2);
-    const [, , res] = (await batch([createStep('aio-offsets'), produceStep('aio-offsets', recs), ['offsets', { topic: 'aio-offsets', partitions: [0, 1, 2] }]])) as [Created, Produced, { earliest: number[]; latest: number[] }];
+    const [, , res] = (await batch([createStep('aio-offsets'), produceStep('aio-offsets', recs), ['offsets', { topic: 'aio-offsets', partitions: [0, 1, 2] }]])) as [
+      Created,
+      Produced,
+      { earliest: number[]; latest: number[] },
+    ];
     expect(res).toMatchObject({ earliest: [0, 0, 0], latest: [5, 5, 0] });
   },
   'offsets: by timestamp': async () => {
     const past = Date.now() - 60_000;
     const future = Date.now() + 3_600_000;
     const recs = dataset('aio-ts').filter((r) => r.partition !== 2);
-    const [, , res] = (await batch([createStep('aio-ts'), produceStep('aio-ts', recs), ['offsets', { topic: 'aio-ts', partitions: [0, 1, 2], timestamps: [past, future] }]])) as [Created, Produced, { by_timestamp: Record<string, (number | null)[]> }];
+    const [, , res] = (await batch([createStep('aio-ts'), produceStep('aio-ts', recs), ['offsets', { topic: 'aio-ts', partitions: [0, 1, 2], timestamps: [past, future] }]])) as [
+      Created,
+      Produced,
+      { by_timestamp: Record<string, (number | null)[]> },
+    ];
     // Past: the first record of each partition; an empty partition or a future timestamp: None (Kafka's -1).
     expect(res.by_timestamp).toEqual({ [past]: [0, 0, null], [future]: [null, null, null] });
   },
@@ -92,11 +112,19 @@ const scenarios: ScenarioFns = {
   'read: from an absolute offset': async () => {
     const recs = dataset('aio-seek');
     const [, , res] = (await batch([createStep('aio-seek'), produceStep('aio-seek', recs, 'lz4'), ['consume', { topic: 'aio-seek', partitions: [0, 2], offset: 2 }]])) as [Created, Produced, Consumed];
-    expectRecords(fromJson(res.records), recs.filter((r) => r.partition !== 1), { from: { 0: 2, 2: 2 } });
+    expectRecords(
+      fromJson(res.records),
+      recs.filter((r) => r.partition !== 1),
+      { from: { 0: 2, 2: 2 } },
+    );
   },
   'read: relative to the end': async () => {
     const recs = dataset('aio-tail');
-    const [, , res] = (await batch([createStep('aio-tail'), produceStep('aio-tail', recs, 'gzip'), ['consume', { topic: 'aio-tail', partitions: [0, 1, 2], from_end: 2 }]])) as [Created, Produced, Consumed];
+    const [, , res] = (await batch([createStep('aio-tail'), produceStep('aio-tail', recs, 'gzip'), ['consume', { topic: 'aio-tail', partitions: [0, 1, 2], from_end: 2 }]])) as [
+      Created,
+      Produced,
+      Consumed,
+    ];
     // end_offsets() - 2, then seek(): the last two records of each partition.
     expectRecords(fromJson(res.records), recs, { from: { 0: 3, 1: 3, 2: 3 } });
   },
@@ -126,7 +154,10 @@ const scenarios: ScenarioFns = {
     // Each member reads the new records of its own partitions only, from the committed offsets on.
     expect(res.after.a.every((r) => a.includes(r.partition))).toBe(true);
     expect(res.after.b.every((r) => b.includes(r.partition))).toBe(true);
-    expectRecords(fromJson([...res.after.a, ...res.after.b]).map((r) => ({ ...r, offset: r.offset - 5 })), second);
+    expectRecords(
+      fromJson([...res.after.a, ...res.after.b]).map((r) => ({ ...r, offset: r.offset - 5 })),
+      second,
+    );
     expect(res.committed).toEqual([10, 10, 10]);
   },
 };
@@ -138,18 +169,51 @@ describe('aiokafka 0.14.0 (PyPI)', () => {
 describe('aiokafka 0.14.0 (PyPI): admin, idempotence, transactions', () => {
   it('AIOKafkaAdminClient: describe and alter configs, add partitions, list/describe groups and their offsets', async () => {
     const topic = 'aio-adm';
-    const [, , res] = (await batch([createStep(topic), produceStep(topic, dataset(topic).filter((r) => r.partition === 1)), ['admin', { topic, group: 'aio-adm-g' }]])) as [Created, Produced, Record<string, unknown>];
-    expect(res.describe).toEqual([null, [0, [['cleanup.policy', 'delete'], ['compression.type', 'producer'], ['retention.ms', '604800000']]]]);
+    const [, , res] = (await batch([
+      createStep(topic),
+      produceStep(
+        topic,
+        dataset(topic).filter((r) => r.partition === 1),
+      ),
+      ['admin', { topic, group: 'aio-adm-g' }],
+    ])) as [Created, Produced, Record<string, unknown>];
+    expect(res.describe).toEqual([
+      null,
+      [
+        0,
+        [
+          ['cleanup.policy', 'delete'],
+          ['compression.type', 'producer'],
+          ['retention.ms', '604800000'],
+        ],
+      ],
+    ]);
     // AlterConfigs (the non-incremental API: aiokafka has no IncrementalAlterConfigs).
     expect(res.alter).toEqual([null, [0]]);
-    expect(res.after_alter).toEqual([null, [0, [['cleanup.policy', 'compact'], ['compression.type', 'producer'], ['retention.ms', '3600000']]]]);
+    expect(res.after_alter).toEqual([
+      null,
+      [
+        0,
+        [
+          ['cleanup.policy', 'compact'],
+          ['compression.type', 'producer'],
+          ['retention.ms', '3600000'],
+        ],
+      ],
+    ]);
     expect(res.create_partitions).toEqual([null, [0]]);
     expect(res.fewer_partitions).toEqual([expect.stringMatching(/^InvalidPartitionsError: \[Error 37\]/), null]);
     expect(res.partitions).toEqual([0, 1, 2, 3, 4].map((p) => [p, 1, [1]]));
     // A group that only committed offsets: listed, Empty, no protocol type, no members.
     expect((res.list_groups as [null, string[]])[1]).toContain('aio-adm-g');
     expect(res.describe_group).toEqual([null, { error: 0, group: 'aio-adm-g', state: 'Empty', protocol_type: '', members: 0 }]);
-    expect(res.group_offsets).toEqual([null, [[0, 3], [1, 1]]]);
+    expect(res.group_offsets).toEqual([
+      null,
+      [
+        [0, 3],
+        [1, 1],
+      ],
+    ]);
   });
 
   it('idempotent producer: offsets 0..n-1, batches carry a producer id and sequences from 0', async () => {
@@ -167,7 +231,10 @@ describe('aiokafka 0.14.0 (PyPI): admin, idempotence, transactions', () => {
       next += row.record_count;
     }
     expect(next).toBe(recs.length);
-    expectRecords((await readStored(broker, 'aio-idem')).flatMap((b) => b.records), recs);
+    expectRecords(
+      (await readStored(broker, 'aio-idem')).flatMap((b) => b.records),
+      recs,
+    );
   });
 
   it('transactions: commit, abort, send_offsets_to_transaction; read_committed sees committed records only', async () => {

@@ -23,7 +23,17 @@ describe('partition reassignments through kafkajs admin', () => {
       await admin.createTopics({ topics: [{ topic: 'kjs-reassign', numPartitions: 2 }] });
       const [meta] = (await admin.fetchTopicMetadata({ topics: ['kjs-reassign'] })).topics;
       const replica = meta!.partitions[0]!.replicas[0]!;
-      await admin.alterPartitionReassignments({ topics: [{ topic: 'kjs-reassign', partitionAssignment: [{ partition: 0, replicas: [replica] }, { partition: 1, replicas: [replica] }] }] });
+      await admin.alterPartitionReassignments({
+        topics: [
+          {
+            topic: 'kjs-reassign',
+            partitionAssignment: [
+              { partition: 0, replicas: [replica] },
+              { partition: 1, replicas: [replica] },
+            ],
+          },
+        ],
+      });
       await expect(admin.alterPartitionReassignments({ topics: [{ topic: 'kjs-reassign', partitionAssignment: [{ partition: 0, replicas: [replica + 100] }] }] })).rejects.toMatchObject({
         errors: [{ type: 'INVALID_REPLICA_ASSIGNMENT' }],
       });
@@ -40,7 +50,9 @@ describe('client quotas through @platformatic/kafka admin', () => {
     const admin = new Admin({ clientId: 'compat-platformatic', bootstrapBrokers: [broker.bootstrap], retries: 0 });
     try {
       expect(await admin.describeClientQuotas({ components: [{ entityType: 'user', matchType: 2 }] })).toEqual([]);
-      await expect(admin.alterClientQuotas({ entries: [{ entities: [{ entityType: 'user', entityName: 'alice' }], ops: [{ key: 'producer_byte_rate', value: 1024, remove: false }] }] })).rejects.toMatchObject({ errors: [{ message: expect.stringMatching(/AlterClientQuotas/) }] });
+      await expect(
+        admin.alterClientQuotas({ entries: [{ entities: [{ entityType: 'user', entityName: 'alice' }], ops: [{ key: 'producer_byte_rate', value: 1024, remove: false }] }] }),
+      ).rejects.toMatchObject({ errors: [{ message: expect.stringMatching(/AlterClientQuotas/) }] });
     } finally {
       await admin.close();
     }

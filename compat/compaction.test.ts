@@ -35,8 +35,7 @@ async function createTopic(topic: string) {
   }
 }
 
-const view = (recs: { offset: number; key: Buffer | null; value: Buffer | null }[]) =>
-  recs.map((r) => `${r.offset}:${r.key?.toString() ?? '∅'}=${r.value?.toString() ?? '∅'}`);
+const view = (recs: { offset: number; key: Buffer | null; value: Buffer | null }[]) => recs.map((r) => `${r.offset}:${r.key?.toString() ?? '∅'}=${r.value?.toString() ?? '∅'}`);
 
 describe('kafkajs writes, kcat reads the compacted view', () => {
   it('latest value per key at its original offset; the tombstone, then nothing', async () => {
@@ -47,7 +46,14 @@ describe('kafkajs writes, kcat reads the compacted view', () => {
     try {
       await producer.send({ topic, acks: -1, messages: [1, 2, 3, 4].map((i) => ({ key: `k${i}`, value: `a${i}` })) }); // 0..3
       await producer.send({ topic, acks: -1, messages: [1, 2, 3, 4].map((i) => ({ key: `k${i}`, value: `b${i}` })) }); // 4..7
-      await producer.send({ topic, acks: -1, messages: [{ key: 'k2', value: null }, { key: 'k1', value: 'c1' }] }); // 8..9
+      await producer.send({
+        topic,
+        acks: -1,
+        messages: [
+          { key: 'k2', value: null },
+          { key: 'k1', value: 'c1' },
+        ],
+      }); // 8..9
       await producer.send({ topic, acks: -1, messages: [{ key: 'k5', value: 'newest' }] }); // 10
     } finally {
       await producer.disconnect();
@@ -58,8 +64,9 @@ describe('kafkajs writes, kcat reads the compacted view', () => {
     await broker.cleaner.runOnce(now);
     expect(view(await kcatConsume(broker.bootstrap, topic))).toEqual(['6:k3=b3', '7:k4=b4', '8:k2=∅', '9:k1=c1', '10:k5=newest']);
     // librdkafka read the tombstone's batch with the delete-horizon attribute set.
-    const horizon = await broker.query<{ base_offset: string }>(
-      `SELECT b.base_offset::text FROM batches b JOIN topics t USING (topic_id) WHERE t.name = $1 AND get_byte(b.data, 22) & 64 <> 0`, [topic]);
+    const horizon = await broker.query<{ base_offset: string }>(`SELECT b.base_offset::text FROM batches b JOIN topics t USING (topic_id) WHERE t.name = $1 AND get_byte(b.data, 22) & 64 <> 0`, [
+      topic,
+    ]);
     expect(horizon).toEqual([{ base_offset: '8' }]);
 
     await broker.cleaner.runOnce(now + 60_001);
@@ -76,8 +83,7 @@ describe('kcat writes (gzip), kafkajs consumes the compacted view', () => {
     await kcatProduce(broker.bootstrap, topic, [rec('a', 'y'), rec('b', 'y')], { codec: 'gzip' }); // 3..4
     await kcatProduce(broker.bootstrap, topic, [rec('d', 'z')], { codec: 'gzip' }); // 5
     await broker.cleaner.runOnce();
-    const codecs = await broker.query<{ attrs: number }>(
-      `SELECT get_byte(b.data, 22) & 7 AS attrs FROM batches b JOIN topics t USING (topic_id) WHERE t.name = $1 ORDER BY b.base_offset`, [topic]);
+    const codecs = await broker.query<{ attrs: number }>(`SELECT get_byte(b.data, 22) & 7 AS attrs FROM batches b JOIN topics t USING (topic_id) WHERE t.name = $1 ORDER BY b.base_offset`, [topic]);
     expect(codecs.map((c) => c.attrs)).toEqual([1, 1, 1]);
 
     const consumer = kafka.consumer({ groupId: 'compact-rdk-reader', sessionTimeout: 6000, heartbeatInterval: 500 });
@@ -107,14 +113,41 @@ describe('an idempotent producer whose newest batch is compacted away', () => {
     await idem.connect();
     await other.connect();
     try {
-      await idem.send({ topic, acks: -1, messages: [{ key: 'a', value: 'i1' }, { key: 'b', value: 'i1' }] }); // 0..1
-      await idem.send({ topic, acks: -1, messages: [{ key: 'a', value: 'i2' }, { key: 'b', value: 'i2' }] }); // 2..3: idem's newest
-      await other.send({ topic, acks: -1, messages: [{ key: 'a', value: 'o' }, { key: 'b', value: 'o' }] }); // 4..5
+      await idem.send({
+        topic,
+        acks: -1,
+        messages: [
+          { key: 'a', value: 'i1' },
+          { key: 'b', value: 'i1' },
+        ],
+      }); // 0..1
+      await idem.send({
+        topic,
+        acks: -1,
+        messages: [
+          { key: 'a', value: 'i2' },
+          { key: 'b', value: 'i2' },
+        ],
+      }); // 2..3: idem's newest
+      await other.send({
+        topic,
+        acks: -1,
+        messages: [
+          { key: 'a', value: 'o' },
+          { key: 'b', value: 'o' },
+        ],
+      }); // 4..5
       await other.send({ topic, acks: -1, messages: [{ key: 'z', value: 'newest' }] }); // 6
       await broker.cleaner.runOnce();
       const rows = await broker.query<{ base_offset: string; record_count: number }>(
-        `SELECT b.base_offset::text, b.record_count FROM batches b JOIN topics t USING (topic_id) WHERE t.name = $1 ORDER BY b.base_offset`, [topic]);
-      expect(rows).toEqual([{ base_offset: '2', record_count: 0 }, { base_offset: '4', record_count: 2 }, { base_offset: '6', record_count: 1 }]);
+        `SELECT b.base_offset::text, b.record_count FROM batches b JOIN topics t USING (topic_id) WHERE t.name = $1 ORDER BY b.base_offset`,
+        [topic],
+      );
+      expect(rows).toEqual([
+        { base_offset: '2', record_count: 0 },
+        { base_offset: '4', record_count: 2 },
+        { base_offset: '6', record_count: 1 },
+      ]);
       await idem.send({ topic, acks: -1, messages: [{ key: 'c', value: 'i3' }] }); // 7: sequence 4 follows the empty batch's
     } finally {
       await idem.disconnect();

@@ -31,13 +31,28 @@ async function describeTopic(topic: string, configNames?: string[]) {
 
 describe('kafkajs admin', () => {
   it('creates a topic with configEntries and describes them back', async () => {
-    expect(await admin.createTopics({
-      topics: [{ topic: 'kjs-configs', numPartitions: 1, configEntries: [{ name: 'cleanup.policy', value: 'compact' }, { name: 'retention.ms', value: '120000' }, { name: 'segment.bytes', value: '1048576' }] }],
-    })).toBe(true);
+    expect(
+      await admin.createTopics({
+        topics: [
+          {
+            topic: 'kjs-configs',
+            numPartitions: 1,
+            configEntries: [
+              { name: 'cleanup.policy', value: 'compact' },
+              { name: 'retention.ms', value: '120000' },
+              { name: 'segment.bytes', value: '1048576' },
+            ],
+          },
+        ],
+      }),
+    ).toBe(true);
     const configs = await describeTopic('kjs-configs');
     expect(configs.size).toBe(33);
     expect(configs.get('cleanup.policy')).toMatchObject({ configValue: 'compact', configSource: 1, isDefault: false, readOnly: false });
-    expect(configs.get('cleanup.policy')!.configSynonyms.map((s) => [s.configName, s.configSource])).toEqual([['cleanup.policy', 1], ['log.cleanup.policy', 5]]);
+    expect(configs.get('cleanup.policy')!.configSynonyms.map((s) => [s.configName, s.configSource])).toEqual([
+      ['cleanup.policy', 1],
+      ['log.cleanup.policy', 5],
+    ]);
     expect(configs.get('segment.bytes')).toMatchObject({ configValue: '1048576', configSource: 1 });
     expect(configs.get('delete.retention.ms')).toMatchObject({ configValue: '86400000', configSource: 5, isDefault: true });
   });
@@ -49,8 +64,9 @@ describe('kafkajs admin', () => {
     const after = await describeTopic('kjs-configs', ['retention.ms', 'cleanup.policy']);
     expect(after.get('retention.ms')).toMatchObject({ configValue: '240000', configSource: 1 });
     expect(after.get('cleanup.policy')).toMatchObject({ configValue: 'delete', configSource: 5 });
-    await expect(admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: 'kjs-configs', configEntries: [{ name: 'retention.ms', value: 'later' }] }] }))
-      .rejects.toMatchObject({ type: 'INVALID_CONFIG' });
+    await expect(
+      admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: 'kjs-configs', configEntries: [{ name: 'retention.ms', value: 'later' }] }] }),
+    ).rejects.toMatchObject({ type: 'INVALID_CONFIG' });
     await expect(admin.createTopics({ topics: [{ topic: 'kjs-bad', configEntries: [{ name: 'no.such.config', value: '1' }] }] })).rejects.toThrow();
   });
 
@@ -70,20 +86,35 @@ describe('kafkajs admin', () => {
     await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.BROKER, name: '1', configEntries: [{ name: 'log.retention.ms', value: '7200000' }] }] });
     const topic = await describeTopic('kjs-defaults', ['retention.ms']);
     expect(topic.get('retention.ms')).toMatchObject({ configValue: '7200000', configSource: 2, isDefault: false });
-    expect(topic.get('retention.ms')!.configSynonyms.map((s) => [s.configName, s.configSource])).toEqual([['log.retention.ms', 2], ['log.retention.hours', 5]]);
+    expect(topic.get('retention.ms')!.configSynonyms.map((s) => [s.configName, s.configSource])).toEqual([
+      ['log.retention.ms', 2],
+      ['log.retention.hours', 5],
+    ]);
     const self = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.BROKER, name: '1', configNames: ['log.retention.ms'] }] });
     expect(self.resources[0]!.configEntries).toMatchObject([{ configName: 'log.retention.ms', configValue: '7200000', configSource: 2, readOnly: false }]);
-    await expect(admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.BROKER, name: '1', configEntries: [{ name: 'num.partitions', value: '3' }] }] }))
-      .rejects.toMatchObject({ type: 'INVALID_REQUEST' });
+    await expect(
+      admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.BROKER, name: '1', configEntries: [{ name: 'num.partitions', value: '3' }] }] }),
+    ).rejects.toMatchObject({ type: 'INVALID_REQUEST' });
     // The legacy AlterConfigs replaces the whole set: an empty one clears it.
     await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.BROKER, name: '1', configEntries: [] }] });
     expect((await describeTopic('kjs-defaults', ['retention.ms'])).get('retention.ms')).toMatchObject({ configValue: '604800000', configSource: 5 });
   });
 
-  it('takes a Kafka 3.x application\'s topic configs, and its producer is held to message.timestamp.difference.max.ms', async () => {
-    expect(await admin.createTopics({
-      topics: [{ topic: 'kjs-legacy', numPartitions: 1, configEntries: [{ name: 'message.format.version', value: '2.8' }, { name: 'message.timestamp.difference.max.ms', value: '60000' }] }],
-    })).toBe(true);
+  it("takes a Kafka 3.x application's topic configs, and its producer is held to message.timestamp.difference.max.ms", async () => {
+    expect(
+      await admin.createTopics({
+        topics: [
+          {
+            topic: 'kjs-legacy',
+            numPartitions: 1,
+            configEntries: [
+              { name: 'message.format.version', value: '2.8' },
+              { name: 'message.timestamp.difference.max.ms', value: '60000' },
+            ],
+          },
+        ],
+      }),
+    ).toBe(true);
     const configs = await describeTopic('kjs-legacy', ['message.format.version', 'message.timestamp.difference.max.ms']);
     expect(configs.get('message.format.version')).toMatchObject({ configValue: '2.8', configSource: 1 });
     expect(configs.get('message.timestamp.difference.max.ms')).toMatchObject({ configValue: '60000', configSource: 1 });
@@ -143,8 +174,15 @@ describe('confluent-kafka-python (librdkafka) AdminClient', () => {
     const r = await runOk(PYTHON, ['-c', CONFLUENT_SCRIPT], { input: JSON.stringify({ bootstrap: broker.bootstrap, topic: 'ckp-configs' }), timeoutMs: 60_000 });
     type Entry = { value: string | null; source: number; default: boolean; read_only: boolean; synonyms: [string, number][] };
     const out = JSON.parse(r.stdout.toString('utf8')) as {
-      created: Record<string, Entry>; altered: Record<string, Entry>; invalid: string | null; unknown_topic: string | null; broker: Record<string, Entry>;
-      dynamic: Entry; with_default: Record<string, Entry>; static_refused: string | null; legacy: Record<string, Entry>;
+      created: Record<string, Entry>;
+      altered: Record<string, Entry>;
+      invalid: string | null;
+      unknown_topic: string | null;
+      broker: Record<string, Entry>;
+      dynamic: Entry;
+      with_default: Record<string, Entry>;
+      static_refused: string | null;
+      legacy: Record<string, Entry>;
     };
     expect(Object.keys(out.created)).toHaveLength(33);
     expect(out.created['cleanup.policy']).toMatchObject({ value: 'compact,delete', source: 1, default: false, read_only: false });
@@ -195,9 +233,24 @@ describe('kafka-python KafkaAdminClient', () => {
   it('sets the cluster-wide broker default that topics take, and is refused a static config', async () => {
     const r = await runOk(PYTHON, ['-c', KAFKA_PYTHON_SCRIPT], { input: JSON.stringify({ bootstrap: broker.bootstrap, topic: 'kp-configs' }), timeoutMs: 60_000 });
     type Entry = { value: string | null; read_only: boolean; source: number; synonyms: [string, number][] };
-    const out = JSON.parse(r.stdout.toString('utf8')) as { set: [number, string | null][]; topic: Record<string, Entry>; broker: Record<string, Entry>; refused: [number, string][]; cleared: [number, string | null][]; after: Record<string, Entry> };
+    const out = JSON.parse(r.stdout.toString('utf8')) as {
+      set: [number, string | null][];
+      topic: Record<string, Entry>;
+      broker: Record<string, Entry>;
+      refused: [number, string][];
+      cleared: [number, string | null][];
+      after: Record<string, Entry>;
+    };
     expect(out.set).toEqual([[0, null]]);
-    expect(out.topic['retention.ms']).toEqual({ value: '5400000', read_only: false, source: 3, synonyms: [['log.retention.ms', 3], ['log.retention.hours', 5]] });
+    expect(out.topic['retention.ms']).toEqual({
+      value: '5400000',
+      read_only: false,
+      source: 3,
+      synonyms: [
+        ['log.retention.ms', 3],
+        ['log.retention.hours', 5],
+      ],
+    });
     expect(out.broker['log.retention.ms']).toMatchObject({ value: '5400000', read_only: false, source: 3 });
     expect(out.broker['default.replication.factor']).toMatchObject({ value: '1', read_only: true, source: 5 });
     expect(out.broker['connections.max.reauth.ms']).toMatchObject({ value: '300000', read_only: true, source: 4 });

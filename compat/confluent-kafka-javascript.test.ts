@@ -87,7 +87,10 @@ async function roundtrip(codec: Codec) {
   await produce(topic, recs, codec);
   expectRecords(await consume(topic, [0, 1, 2]), recs);
   const stored = await readStored(broker, topic);
-  expectRecords(stored.flatMap((b) => b.records), recs);
+  expectRecords(
+    stored.flatMap((b) => b.records),
+    recs,
+  );
   if (codec !== 'none') expectStoredCodec(stored, codec);
 }
 
@@ -116,9 +119,17 @@ const scenarios: ScenarioFns = {
   },
   'offsets: earliest and latest': async () => {
     await create('ckjs-offsets');
-    await produce('ckjs-offsets', data('ckjs-offsets').filter((r) => r.partition === 0), 'none');
+    await produce(
+      'ckjs-offsets',
+      data('ckjs-offsets').filter((r) => r.partition === 0),
+      'none',
+    );
     const res = await admin.fetchTopicOffsets('ckjs-offsets');
-    expect(res.map((x) => [x.partition, x.low, x.high])).toEqual([[0, '0', '5'], [1, '0', '0'], [2, '0', '0']]);
+    expect(res.map((x) => [x.partition, x.low, x.high])).toEqual([
+      [0, '0', '5'],
+      [1, '0', '0'],
+      [2, '0', '0'],
+    ]);
   },
   'roundtrip: none': () => roundtrip('none'),
   'roundtrip: gzip': () => roundtrip('gzip'),
@@ -129,7 +140,11 @@ const scenarios: ScenarioFns = {
     await create('ckjs-seek');
     const recs = data('ckjs-seek');
     await produce('ckjs-seek', recs, 'zstd');
-    expectRecords(await consume('ckjs-seek', [2], 1), recs.filter((r) => r.partition === 2), { from: { 2: 1 } });
+    expectRecords(
+      await consume('ckjs-seek', [2], 1),
+      recs.filter((r) => r.partition === 2),
+      { from: { 2: 1 } },
+    );
   },
 };
 

@@ -31,8 +31,7 @@ async function produce(topic: string, recs: Rec[], codec: Codec) {
   expect(got).toEqual(want);
 }
 
-const consume = (topic: string, partitions: number[], offset?: number) =>
-  py<{ records: JsonRead[]; errors: string[]; eof: number[] }>('consume', { topic, partitions, offset: offset ?? null });
+const consume = (topic: string, partitions: number[], offset?: number) => py<{ records: JsonRead[]; errors: string[]; eof: number[] }>('consume', { topic, partitions, offset: offset ?? null });
 
 async function roundtrip(codec: Codec) {
   const topic = `ckp-${codec}`;
@@ -44,7 +43,10 @@ async function roundtrip(codec: Codec) {
   expect(res.eof).toEqual([0, 1, 2]);
   expectRecords(fromJson(res.records), recs);
   const stored = await readStored(broker, topic);
-  expectRecords(stored.flatMap((b) => b.records), recs);
+  expectRecords(
+    stored.flatMap((b) => b.records),
+    recs,
+  );
   if (codec !== 'none') expectStoredCodec(stored, codec);
 }
 
@@ -72,14 +74,26 @@ const scenarios: ScenarioFns = {
   },
   'offsets: earliest and latest': async () => {
     await create('ckp-wm');
-    await produce('ckp-wm', dataset('ckp-wm').filter((r) => r.partition === 1), 'none');
+    await produce(
+      'ckp-wm',
+      dataset('ckp-wm').filter((r) => r.partition === 1),
+      'none',
+    );
     const res = await py<{ watermarks: number[][] }>('offsets', { topic: 'ckp-wm', partitions: [0, 1, 2] });
-    expect(res.watermarks).toEqual([[0, 0], [0, 5], [0, 0]]);
+    expect(res.watermarks).toEqual([
+      [0, 0],
+      [0, 5],
+      [0, 0],
+    ]);
   },
   'offsets: by timestamp': async () => {
     await create('ckp-ts');
     const past = Date.now() - 60_000;
-    await produce('ckp-ts', dataset('ckp-ts').filter((r) => r.partition !== 2), 'none');
+    await produce(
+      'ckp-ts',
+      dataset('ckp-ts').filter((r) => r.partition !== 2),
+      'none',
+    );
     const future = Date.now() + 3_600_000;
     const res = await py<{ by_timestamp: Record<string, number[]> }>('offsets', { topic: 'ckp-ts', partitions: [0, 1, 2], timestamps: [past, future] });
     // Past: the first record of each partition; an empty partition or a future timestamp: -1 (librdkafka's OFFSET_END).
@@ -96,7 +110,11 @@ const scenarios: ScenarioFns = {
     await produce('ckp-seek', recs, 'zstd');
     const res = await consume('ckp-seek', [0, 2], 2);
     expect(res.errors).toEqual([]);
-    expectRecords(fromJson(res.records), recs.filter((r) => r.partition !== 1), { from: { 0: 2, 2: 2 } });
+    expectRecords(
+      fromJson(res.records),
+      recs.filter((r) => r.partition !== 1),
+      { from: { 0: 2, 2: 2 } },
+    );
   },
 };
 

@@ -40,7 +40,6 @@ afterAll(async () => {
   await broker?.destroy();
 });
 
-
 interface Worker {
   child: ChildProcess;
   /** Phase lines seen so far: "<name> <ms> [detail]". */
@@ -78,7 +77,12 @@ describe('exactly-once consume-transform-produce (librdkafka)', () => {
     const admin = kafka.admin();
     await admin.connect();
     try {
-      await admin.createTopics({ topics: [{ topic: IN, numPartitions: 3 }, { topic: OUT, numPartitions: 3 }] });
+      await admin.createTopics({
+        topics: [
+          { topic: IN, numPartitions: 3 },
+          { topic: OUT, numPartitions: 3 },
+        ],
+      });
       const producer = kafka.producer();
       await producer.connect();
       await producer.send({ topic: IN, acks: -1, messages: Array.from({ length: N }, (_, i) => ({ key: `k${i}`, value: String(i) })) });

@@ -23,5 +23,13 @@ const aclBroker = () => startTestBroker({ autoCreateTopicsEnable: false, authori
 
 describe('confluent-kafka-go', () => {
   // The group description of librdkafka's admin API carries no protocol type.
-  runScenarios('confluent-kafka-go', goScenarios(() => bin, () => broker, { tag: 'ckg', aclBroker, noProtocolType: true, lacks: ['admin: delete group offsets and groups', 'admin: producers and transactions'] }), 45_000);
+  runScenarios(
+    'confluent-kafka-go',
+    goScenarios(
+      () => bin,
+      () => broker,
+      { tag: 'ckg', aclBroker, noProtocolType: true, lacks: ['admin: delete group offsets and groups', 'admin: producers and transactions'] },
+    ),
+    45_000,
+  );
 });

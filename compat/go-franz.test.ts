@@ -23,5 +23,13 @@ const aclBroker = () => startTestBroker({ autoCreateTopicsEnable: false, authori
 
 describe('franz-go', () => {
   // kadm's ListOffsetsAfterMilli answers the end offset where Kafka answers -1 (no record at or after the time).
-  runScenarios('franz-go', goScenarios(() => bin, () => broker, { tag: 'fg', aclBroker, timestampMissIsEnd: true }), 45_000);
+  runScenarios(
+    'franz-go',
+    goScenarios(
+      () => bin,
+      () => broker,
+      { tag: 'fg', aclBroker, timestampMissIsEnd: true },
+    ),
+    45_000,
+  );
 });

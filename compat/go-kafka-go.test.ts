@@ -23,10 +23,25 @@ const aclBroker = () => startTestBroker({ autoCreateTopicsEnable: false, authori
 
 describe('kafka-go', () => {
   // kafka-go's Reader returns a zero-length value as nil (its Writer stores it as empty): FINDINGS.md.
-  runScenarios('kafka-go', goScenarios(() => bin, () => broker, {
-      tag: 'kg',
-      aclBroker,
-      dataset: { emptyValue: false },
-      lacks: ['admin: delete records', 'admin: describe cluster', 'produce: idempotent', 'transactions: commit and abort', 'transactions: consume-transform-produce', 'admin: producers and transactions'],
-    }), 45_000);
+  runScenarios(
+    'kafka-go',
+    goScenarios(
+      () => bin,
+      () => broker,
+      {
+        tag: 'kg',
+        aclBroker,
+        dataset: { emptyValue: false },
+        lacks: [
+          'admin: delete records',
+          'admin: describe cluster',
+          'produce: idempotent',
+          'transactions: commit and abort',
+          'transactions: consume-transform-produce',
+          'admin: producers and transactions',
+        ],
+      },
+    ),
+    45_000,
+  );
 });

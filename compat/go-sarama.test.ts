@@ -23,5 +23,13 @@ afterAll(async () => {
 const aclBroker = () => startTestBroker({ autoCreateTopicsEnable: false, authorizerEnabled: true, superUsers: 'User:ANONYMOUS' });
 
 describe('sarama', () => {
-  runScenarios('sarama', goScenarios(() => bin, () => broker, { tag: 'sr', aclBroker, noLowWatermark: true, lacks: ['admin: producers and transactions'], env: { SARAMA_VERSION: process.env.SARAMA_VERSION ?? '4.3.1' } }), 45_000);
+  runScenarios(
+    'sarama',
+    goScenarios(
+      () => bin,
+      () => broker,
+      { tag: 'sr', aclBroker, noLowWatermark: true, lacks: ['admin: producers and transactions'], env: { SARAMA_VERSION: process.env.SARAMA_VERSION ?? '4.3.1' } },
+    ),
+    45_000,
+  );
 });

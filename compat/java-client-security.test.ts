@@ -59,9 +59,24 @@ beforeAll(async () => {
   const carol = saslSsl('SCRAM-SHA-256', 'carol', 'carol-secret');
   const allow = (principal: string, resourceType: string, name: string, operation: string) => ({ resourceType, name, patternType: 'PREFIXED', principal, host: '*', operation, permission: 'ALLOW' });
   const ops: JavaOp[] = [
-    { id: 'create', op: 'createTopics', topics: [{ name: 'jc-acl-orders', partitions: 1 }, { name: 'jc-other', partitions: 1 }, { name: 'jc-tls-events', partitions: 1 }] },
+    {
+      id: 'create',
+      op: 'createTopics',
+      topics: [
+        { name: 'jc-acl-orders', partitions: 1 },
+        { name: 'jc-other', partitions: 1 },
+        { name: 'jc-tls-events', partitions: 1 },
+      ],
+    },
     { id: 'users', op: 'describeUserScramCredentials' },
-    { id: 'alter-users', op: 'alterUserScramCredentials', upserts: [{ user: 'carol', mechanism: 'SCRAM-SHA-256', iterations: 8192, password: 'carol-secret' }, { user: 'dave', mechanism: 'SCRAM-SHA-256', iterations: 4096, password: 'dave-secret' }] },
+    {
+      id: 'alter-users',
+      op: 'alterUserScramCredentials',
+      upserts: [
+        { user: 'carol', mechanism: 'SCRAM-SHA-256', iterations: 8192, password: 'carol-secret' },
+        { user: 'dave', mechanism: 'SCRAM-SHA-256', iterations: 4096, password: 'dave-secret' },
+      ],
+    },
     { id: 'delete-missing', op: 'alterUserScramCredentials', deletions: [{ user: 'app', mechanism: 'SCRAM-SHA-512' }] },
     { id: 'users-after', op: 'describeUserScramCredentials', users: ['carol', 'dave', 'nobody'] },
     { id: 'carol-refused', op: 'produce', topic: 'jc-acl-orders', records: toJson(recs), config: carol },

@@ -21,7 +21,11 @@ afterAll(async () => {
 });
 
 const CODECS: Codec[] = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
-const create = (id: string, topics: [string, number][], configs: Record<string, string> = {}): JavaOp => ({ id, op: 'createTopics', topics: topics.map(([name, partitions]) => ({ name, partitions, configs })) });
+const create = (id: string, topics: [string, number][], configs: Record<string, string> = {}): JavaOp => ({
+  id,
+  op: 'createTopics',
+  topics: topics.map(([name, partitions]) => ({ name, partitions, configs })),
+});
 const produce = (id: string, topic: string, recs: Rec[], config: Record<string, string> = {}, timestamps?: number[]): JavaOp => ({
   id,
   op: 'produce',
@@ -54,13 +58,29 @@ describe('records and topics', () => {
   const offsetsRecs = dataset('jc-offsets').filter((r) => r.partition !== 2);
   const tsRecs = dataset('jc-ts', { partitions: 1 });
   const seekRecs = dataset('jc-seek');
-  const TOPICS: [string, number][] = [['jc-admin-a', 2], ['jc-admin-b', 5], ['jc-list', 3], ['jc-del', 3], ['jc-offsets', 3], ['jc-ts', 1], ['jc-seek', 3], ['jc-parts', 3], ['jc-delrec', 2], ['jc-cfg', 1], ['jc-many', 2], ['jc-null-header', 1]];
+  const TOPICS: [string, number][] = [
+    ['jc-admin-a', 2],
+    ['jc-admin-b', 5],
+    ['jc-list', 3],
+    ['jc-del', 3],
+    ['jc-offsets', 3],
+    ['jc-ts', 1],
+    ['jc-seek', 3],
+    ['jc-parts', 3],
+    ['jc-delrec', 2],
+    ['jc-cfg', 1],
+    ['jc-many', 2],
+    ['jc-null-header', 1],
+  ];
   let res: JavaResults;
 
   beforeAll(async () => {
     res = await runJavaClient(broker.bootstrap, [
       create('create', TOPICS),
-      create('create-codecs', CODECS.map((c) => [`jc-${c}`, 3])),
+      create(
+        'create-codecs',
+        CODECS.map((c) => [`jc-${c}`, 3]),
+      ),
       { id: 'create-again', op: 'createTopics', topics: [{ name: 'jc-admin-a', partitions: 2 }] },
       { id: 'cluster', op: 'describeCluster' },
       { id: 'describe', op: 'describeTopics', topics: ['jc-admin-a', 'jc-admin-b', 'jc-list', 'jc-missing'] },
@@ -70,7 +90,13 @@ describe('records and topics', () => {
       ...CODECS.map((c) => consume(`consume-${c}`, `jc-${c}`, [0, 1, 2])),
       produce('produce-offsets', 'jc-offsets', offsetsRecs),
       { id: 'offsets', op: 'offsets', topic: 'jc-offsets', partitions: [0, 1, 2] },
-      produce('produce-ts', 'jc-ts', tsRecs, {}, tsRecs.map((_, i) => T0 + i * 1000)),
+      produce(
+        'produce-ts',
+        'jc-ts',
+        tsRecs,
+        {},
+        tsRecs.map((_, i) => T0 + i * 1000),
+      ),
       { id: 'offsets-ts', op: 'offsets', topic: 'jc-ts', partitions: [0], times: { past: 0, first: T0, middle: T0 + 2500, last: T0 + 4000, future: T0 + 60_000 } },
       produce('produce-seek', 'jc-seek', seekRecs, { 'compression.type': 'gzip' }),
       consume('seek', 'jc-seek', [1], { from: { 1: 3 } }),
@@ -78,9 +104,30 @@ describe('records and topics', () => {
       // Small batches, no linger: up to five batches in flight per partition, each with its own sequence numbers.
       { id: 'produce-many', op: 'produceMany', topic: 'jc-many', partitions: 2, count: 2000, config: { 'batch.size': '512', 'linger.ms': '0', 'compression.type': 'lz4' } },
       consume('consume-many', 'jc-many', [0, 1]),
-      { id: 'produce-null-header', op: 'produce', topic: 'jc-null-header', records: [{ partition: 0, key: null, value: null, headers: [['nothing', null], ['empty', '']] }] },
+      {
+        id: 'produce-null-header',
+        op: 'produce',
+        topic: 'jc-null-header',
+        records: [
+          {
+            partition: 0,
+            key: null,
+            value: null,
+            headers: [
+              ['nothing', null],
+              ['empty', ''],
+            ],
+          },
+        ],
+      },
       consume('consume-null-header', 'jc-null-header', [0]),
-      { id: 'admin-offsets', op: 'listOffsets', topic: 'jc-ts', partitions: [0], specs: { earliest: 'earliest', latest: 'latest', max: 'maxTimestamp', middle: String(T0 + 2500), future: String(T0 + 60_000) } },
+      {
+        id: 'admin-offsets',
+        op: 'listOffsets',
+        topic: 'jc-ts',
+        partitions: [0],
+        specs: { earliest: 'earliest', latest: 'latest', max: 'maxTimestamp', middle: String(T0 + 2500), future: String(T0 + 60_000) },
+      },
       { id: 'producers', op: 'describeProducers', topic: 'jc-many', partitions: [0, 1] },
       { id: 'create-partitions', op: 'createPartitions', topic: 'jc-parts', total: 5 },
       { id: 'create-partitions-fewer', op: 'createPartitions', topic: 'jc-parts', total: 4 },
@@ -90,7 +137,15 @@ describe('records and topics', () => {
       { id: 'delete-records-beyond', op: 'deleteRecords', topic: 'jc-delrec', offsets: { 0: 99 } },
       { id: 'offsets-delrec', op: 'offsets', topic: 'jc-delrec', partitions: [0, 1] },
       consume('consume-delrec', 'jc-delrec', [0]),
-      { id: 'alter-configs', op: 'incrementalAlterConfigs', topic: 'jc-cfg', ops: [{ name: 'retention.ms', value: '3600000', type: 'SET' }, { name: 'cleanup.policy', value: 'compact', type: 'APPEND' }] },
+      {
+        id: 'alter-configs',
+        op: 'incrementalAlterConfigs',
+        topic: 'jc-cfg',
+        ops: [
+          { name: 'retention.ms', value: '3600000', type: 'SET' },
+          { name: 'cleanup.policy', value: 'compact', type: 'APPEND' },
+        ],
+      },
       { id: 'configs', op: 'describeConfigs', topic: 'jc-cfg', names: ['retention.ms', 'cleanup.policy', 'segment.bytes'] },
       { id: 'alter-configs-delete', op: 'incrementalAlterConfigs', topic: 'jc-cfg', ops: [{ name: 'retention.ms', type: 'DELETE' }] },
       { id: 'alter-configs-bad', op: 'incrementalAlterConfigs', topic: 'jc-cfg', ops: [{ name: 'no.such.config', value: '1', type: 'SET' }] },
@@ -106,7 +161,10 @@ describe('records and topics', () => {
     expect(res[`produce-${codec}`].delivered.map(({ partition, offset }: { partition: number; offset: number }) => ({ partition, offset }))).toEqual(offsetsInOrder(recs[codec]));
     expectRecords(fromJson(res[`consume-${codec}`].records), recs[codec]);
     const stored = await readStored(broker, `jc-${codec}`);
-    expectRecords(stored.flatMap((b) => b.records), recs[codec]);
+    expectRecords(
+      stored.flatMap((b) => b.records),
+      recs[codec],
+    );
     if (codec !== 'none') expectStoredCodec(stored, codec);
     // The defaults: idempotence on, so every batch carries a producer id and sequences from 0.
     const producers = await storedProducers(`jc-${codec}`);
@@ -154,11 +212,19 @@ describe('records and topics', () => {
     ...Object.fromEntries(CODECS.map((c) => [`roundtrip: ${c}`, () => roundtrip(c)])),
     'read: from an absolute offset': async () => {
       ok('seek');
-      expectRecords(fromJson(res.seek.records), seekRecs.filter((r) => r.partition === 1), { from: { 1: 3 } });
+      expectRecords(
+        fromJson(res.seek.records),
+        seekRecs.filter((r) => r.partition === 1),
+        { from: { 1: 3 } },
+      );
     },
     'read: relative to the end': async () => {
       ok('from-end');
-      expectRecords(fromJson(res['from-end'].records), seekRecs.filter((r) => r.partition !== 1), { from: { 0: 3, 2: 3 } });
+      expectRecords(
+        fromJson(res['from-end'].records),
+        seekRecs.filter((r) => r.partition !== 1),
+        { from: { 0: 3, 2: 3 } },
+      );
     },
   };
 
@@ -193,7 +259,16 @@ describe('records and topics', () => {
 
   it('a header with a null value, a null key and a null value come back as null; an empty header as empty', () => {
     const [r] = fromJson(res['consume-null-header'].records);
-    expect(r).toEqual({ partition: 0, offset: 0, key: null, value: null, headers: [['nothing', null], ['empty', Buffer.alloc(0)]] });
+    expect(r).toEqual({
+      partition: 0,
+      offset: 0,
+      key: null,
+      value: null,
+      headers: [
+        ['nothing', null],
+        ['empty', Buffer.alloc(0)],
+      ],
+    });
   });
 
   it('createPartitions grows a topic and refuses to shrink it', () => {
@@ -206,10 +281,14 @@ describe('records and topics', () => {
     expect(res['delete-records']).toEqual({ 0: 2, 1: 5 });
     expect(res['delete-records-beyond'][0]).toMatch(/^OffsetOutOfRangeException/);
     expect(res['offsets-delrec']).toMatchObject({ beginning: [2, 5], end: [5, 5] });
-    expectRecords(fromJson(res['consume-delrec'].records), dataset('jc-delrec', { partitions: 2 }).filter((r) => r.partition === 0), { from: { 0: 2 } });
+    expectRecords(
+      fromJson(res['consume-delrec'].records),
+      dataset('jc-delrec', { partitions: 2 }).filter((r) => r.partition === 0),
+      { from: { 0: 2 } },
+    );
   });
 
-  it('incrementalAlterConfigs sets, appends and deletes topic configs; describeConfigs shows them and the broker\'s', () => {
+  it("incrementalAlterConfigs sets, appends and deletes topic configs; describeConfigs shows them and the broker's", () => {
     expect(res['alter-configs']).toBe('ok');
     expect(res.configs['retention.ms']).toEqual({ value: '3600000', source: 'DYNAMIC_TOPIC_CONFIG', readOnly: false, sensitive: false });
     expect(res.configs['cleanup.policy']).toEqual({ value: 'delete,compact', source: 'DYNAMIC_TOPIC_CONFIG', readOnly: false, sensitive: false });
@@ -230,7 +309,12 @@ let groupsRun: Promise<JavaResults> | undefined;
 const HEARTBEAT = { 'heartbeat.interval.ms': '300' };
 const groups = () =>
   (groupsRun ??= runJavaClient(broker.bootstrap, [
-    create('create', [['jc-g-eager', 3], ['jc-g-coop', 3], ['jc-g-static', 4], ['jc-g-auto', 3]]),
+    create('create', [
+      ['jc-g-eager', 3],
+      ['jc-g-coop', 3],
+      ['jc-g-static', 4],
+      ['jc-g-auto', 3],
+    ]),
     produce('produce-auto', 'jc-g-auto', groupRecs('jc-g-auto')),
     { id: 'auto', op: 'autoCommit', topic: 'jc-g-auto', group: 'jc-auto', partitions: 3, expect: 15, config: HEARTBEAT },
     { id: 'auto-offsets', op: 'listConsumerGroupOffsets', group: 'jc-auto' },
@@ -303,7 +387,8 @@ describe('classic consumer groups', () => {
   });
 
   it('group.protocol=consumer (KIP-848) is refused by the client itself: the broker serves no ConsumerGroupHeartbeat', () => {
-    const refusal = 'UnsupportedVersionException: The cluster does not support the new CONSUMER group protocol. Set group.protocol=classic on the consumer configs to revert to the CLASSIC protocol until the cluster is upgraded.';
+    const refusal =
+      'UnsupportedVersionException: The cluster does not support the new CONSUMER group protocol. Set group.protocol=classic on the consumer configs to revert to the CLASSIC protocol until the cluster is upgraded.';
     expect(res.kip848).toMatchObject({ read: false, first: { consumed: 0, error: refusal } });
   });
 
@@ -348,9 +433,23 @@ describe('transactions', () => {
   let res: JavaResults;
   beforeAll(async () => {
     res = await runJavaClient(broker.bootstrap, [
-      create('create', [['jc-tx-in', 2], ['jc-tx-out', 2]]),
+      create('create', [
+        ['jc-tx-in', 2],
+        ['jc-tx-out', 2],
+      ]),
       produce('produce', 'jc-tx-in', input),
-      { id: 'txn', op: 'transactions', input: 'jc-tx-in', output: 'jc-tx-out', group: 'jc-tx', transactionalId: 'jc-tx-id', expect: input.length, aborted: toJson(aborted), after: toJson(after), zombie: toJson(zombie) },
+      {
+        id: 'txn',
+        op: 'transactions',
+        input: 'jc-tx-in',
+        output: 'jc-tx-out',
+        group: 'jc-tx',
+        transactionalId: 'jc-tx-id',
+        expect: input.length,
+        aborted: toJson(aborted),
+        after: toJson(after),
+        zombie: toJson(zombie),
+      },
       consume('committed', 'jc-tx-out', [0, 1], { config: { 'isolation.level': 'read_committed' } }),
       consume('uncommitted', 'jc-tx-out', [0, 1], { config: { 'isolation.level': 'read_uncommitted' } }),
       { id: 'offsets', op: 'listConsumerGroupOffsets', group: 'jc-tx' },
@@ -360,7 +459,10 @@ describe('transactions', () => {
   }, 180_000);
 
   /** Per partition, the records' bytes in order (offsets are not contiguous: each transaction ends with a marker). */
-  const contents = (recs: ReadRec[] | Rec[]) => [...byPartition(recs as Rec[]).entries()].sort(([a], [b]) => a - b).map(([p, rs]) => [p, rs.map((r) => [r.key?.toString('hex') ?? null, r.value?.toString('hex') ?? null, r.headers.map(([k, v]) => [k, v?.toString('hex') ?? null])])]);
+  const contents = (recs: ReadRec[] | Rec[]) =>
+    [...byPartition(recs as Rec[]).entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([p, rs]) => [p, rs.map((r) => [r.key?.toString('hex') ?? null, r.value?.toString('hex') ?? null, r.headers.map(([k, v]) => [k, v?.toString('hex') ?? null])])]);
 
   it('read-process-write: copies every input record and commits the consumer offsets in the transactions', () => {
     expect(res.txn).toMatchObject({ copied: input.length });

@@ -51,7 +51,10 @@ async function roundtrip(codec: Codec) {
   expect(res.error).toBeNull();
   expectRecords(fromJson(res.records), recs);
   const stored = await readStored(broker, topic);
-  expectRecords(stored.flatMap((b) => b.records), recs);
+  expectRecords(
+    stored.flatMap((b) => b.records),
+    recs,
+  );
   if (codec !== 'none') expectStoredCodec(stored, codec);
 }
 
@@ -92,7 +95,11 @@ const scenarios: ScenarioFns = {
     await produce('kp-seek', recs, 'gzip');
     const res = await consume('kp-seek', [1], 3);
     expect(res.error).toBeNull();
-    expectRecords(fromJson(res.records), recs.filter((r) => r.partition === 1), { from: { 1: 3 } });
+    expectRecords(
+      fromJson(res.records),
+      recs.filter((r) => r.partition === 1),
+      { from: { 1: 3 } },
+    );
   },
   'read: zstd below Fetch v10 is refused': async () => {
     // kafka-python 2.0.2 fetches with v4. Below Fetch v10 Kafka answers UNSUPPORTED_COMPRESSION_TYPE (76) for a

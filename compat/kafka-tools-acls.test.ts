@@ -50,9 +50,26 @@ async function appCan(): Promise<{ produce: boolean; read: boolean }> {
   const kafka = new Kafka({ brokers: [broker.bootstrap], sasl: { mechanism: 'scram-sha-256', username: 'app', password: 'app-secret' }, logLevel: logLevel.NOTHING, retry: { retries: 0 } });
   const producer = kafka.producer({ retry: { retries: 0 } });
   await producer.connect();
-  const produce = await producer.send({ topic: 'acl-orders', messages: [{ value: 'x' }] }).then(() => true, () => false);
+  const produce = await producer.send({ topic: 'acl-orders', messages: [{ value: 'x' }] }).then(
+    () => true,
+    () => false,
+  );
   await producer.disconnect();
-  const read = await runTool('kafka-console-consumer', ['--bootstrap-server', broker.bootstrap, '--command-config', appConfig, '--topic', 'acl-orders', '--group', 'acl-readers', '--from-beginning', '--max-messages', '1', '--timeout-ms', '10000']);
+  const read = await runTool('kafka-console-consumer', [
+    '--bootstrap-server',
+    broker.bootstrap,
+    '--command-config',
+    appConfig,
+    '--topic',
+    'acl-orders',
+    '--group',
+    'acl-readers',
+    '--from-beginning',
+    '--max-messages',
+    '1',
+    '--timeout-ms',
+    '10000',
+  ]);
   return { produce, read: read.code === 0 && read.stdout === 'x\n' };
 }
 

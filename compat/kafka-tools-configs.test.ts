@@ -30,7 +30,9 @@ describe('kafka-configs --entity-type topics', () => {
   const topic = ['--entity-type', 'topics', '--entity-name', 'tools-configured'];
 
   it('adds, describes and deletes a topic config', async () => {
-    expect((await configs(...topic, '--alter', '--add-config', 'retention.ms=5000,cleanup.policy=compact,max.message.bytes=2000')).stdout).toBe('Completed updating config for topic tools-configured.\n');
+    expect((await configs(...topic, '--alter', '--add-config', 'retention.ms=5000,cleanup.policy=compact,max.message.bytes=2000')).stdout).toBe(
+      'Completed updating config for topic tools-configured.\n',
+    );
     const set = await configs(...topic, '--describe');
     expect(set.stdout.split('\n')[0]).toBe('Dynamic configs for topic tools-configured are:');
     expect(described(set.stdout)).toEqual({
@@ -58,10 +60,15 @@ describe('kafka-configs --entity-type brokers', () => {
     expect((await configs(...broker1, '--describe')).stdout).toBe('Dynamic configs for broker 1 are:\n');
 
     expect((await configs(...broker1, '--alter', '--add-config', 'log.retention.ms=3600000')).stdout).toBe('Completed updating config for broker 1.\n');
-    expect((await configs('--entity-type', 'brokers', '--entity-default', '--alter', '--add-config', 'log.retention.ms=7200000')).stdout).toBe('Completed updating default config for brokers in the cluster.\n');
+    expect((await configs('--entity-type', 'brokers', '--entity-default', '--alter', '--add-config', 'log.retention.ms=7200000')).stdout).toBe(
+      'Completed updating default config for brokers in the cluster.\n',
+    );
 
     expect(described((await configs(...broker1, '--describe')).stdout)).toEqual({
-      'log.retention.ms': { value: '3600000', synonyms: ['DYNAMIC_BROKER_CONFIG:log.retention.ms=3600000', 'DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=7200000', 'DEFAULT_CONFIG:log.retention.hours=168'] },
+      'log.retention.ms': {
+        value: '3600000',
+        synonyms: ['DYNAMIC_BROKER_CONFIG:log.retention.ms=3600000', 'DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=7200000', 'DEFAULT_CONFIG:log.retention.hours=168'],
+      },
     });
     const defaults = await configs('--entity-type', 'brokers', '--entity-default', '--describe');
     expect(defaults.stdout.split('\n')[0]).toBe('Default configs for brokers in the cluster are:');
@@ -71,7 +78,10 @@ describe('kafka-configs --entity-type brokers', () => {
     expect(described((await configs(...topic)).stdout)['retention.ms']!.value).toBe('3600000');
     // Without the broker's own value, the cluster default applies.
     await configs(...broker1, '--alter', '--delete-config', 'log.retention.ms');
-    expect(described((await configs(...topic)).stdout)['retention.ms']).toEqual({ value: '7200000', synonyms: ['DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=7200000', 'DEFAULT_CONFIG:log.retention.hours=168'] });
+    expect(described((await configs(...topic)).stdout)['retention.ms']).toEqual({
+      value: '7200000',
+      synonyms: ['DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=7200000', 'DEFAULT_CONFIG:log.retention.hours=168'],
+    });
 
     const staticOnly = await runTool('kafka-configs', [...bootstrap, ...broker1, '--alter', '--add-config', 'num.partitions=4']);
     expect(staticOnly.code).toBe(1);
@@ -81,7 +91,12 @@ describe('kafka-configs --entity-type brokers', () => {
 
 describe('kafka-configs --entity-type users', () => {
   const login = async (mechanism: 'scram-sha-256' | 'scram-sha-512', password: string) => {
-    const kafka = new Kafka({ brokers: [`127.0.0.1:${broker.ports.SASL_PLAINTEXT}`], sasl: { mechanism, username: 'alice', password } as SASLOptions, logLevel: logLevel.NOTHING, retry: { retries: 0 } });
+    const kafka = new Kafka({
+      brokers: [`127.0.0.1:${broker.ports.SASL_PLAINTEXT}`],
+      sasl: { mechanism, username: 'alice', password } as SASLOptions,
+      logLevel: logLevel.NOTHING,
+      retry: { retries: 0 },
+    });
     const admin = kafka.admin();
     try {
       await admin.connect();
@@ -95,7 +110,9 @@ describe('kafka-configs --entity-type users', () => {
 
   it('adds and deletes SCRAM credentials, with which the user logs in', async () => {
     const alice = ['--entity-type', 'users', '--entity-name', 'alice'];
-    expect((await configs(...alice, '--alter', '--add-config', 'SCRAM-SHA-256=[iterations=8192,password=alice-secret],SCRAM-SHA-512=[password=alice-512]')).stdout).toBe('Completed updating config for user alice.\n');
+    expect((await configs(...alice, '--alter', '--add-config', 'SCRAM-SHA-256=[iterations=8192,password=alice-secret],SCRAM-SHA-512=[password=alice-512]')).stdout).toBe(
+      'Completed updating config for user alice.\n',
+    );
     expect(await login('scram-sha-256', 'alice-secret')).toBe('ok');
     expect(await login('scram-sha-512', 'alice-512')).toBe('ok');
     expect(await login('scram-sha-256', 'wrong')).toBe('KafkaJSSASLAuthenticationError');

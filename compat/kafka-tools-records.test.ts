@@ -13,7 +13,13 @@ let bootstrap: string[];
 beforeAll(async () => {
   broker = await startTestBroker({ autoCreateTopicsEnable: false });
   bootstrap = ['--bootstrap-server', broker.bootstrap];
-  for (const [topic, partitions] of [['tools-log', 2], ['tools-timed', 1], ['tools-txn', 1], ['tools-perf', 3], ['tools-perf-tx', 1]] as const)
+  for (const [topic, partitions] of [
+    ['tools-log', 2],
+    ['tools-timed', 1],
+    ['tools-txn', 1],
+    ['tools-perf', 3],
+    ['tools-perf-tx', 1],
+  ] as const)
     await runToolOk('kafka-topics', [...bootstrap, '--create', '--topic', topic, '--partitions', String(partitions)]);
 });
 afterAll(() => broker?.destroy());
@@ -32,7 +38,12 @@ const stored = (topic: string) =>
 
 describe('kafka-get-offsets and kafka-delete-records', () => {
   it('print the latest, earliest and by-timestamp offsets, and move the log start', async () => {
-    await produce('tools-log', Array.from({ length: 10 }, (_, i) => `k${i}:v${i}`), 'parse.key=true', 'key.separator=:');
+    await produce(
+      'tools-log',
+      Array.from({ length: 10 }, (_, i) => `k${i}:v${i}`),
+      'parse.key=true',
+      'key.separator=:',
+    );
     await produce('tools-timed', ['e0', 'e1', 'e2']);
     await produce('tools-timed', ['e3', 'e4']);
 
@@ -46,7 +57,16 @@ describe('kafka-get-offsets and kafka-delete-records', () => {
     // No record at or after a future time: the partition is left out.
     expect(await offsets('--topic', 'tools-timed', '--time', String(Date.now() + 3_600_000))).toEqual([]);
 
-    const plan = toolFile('offsets.json', JSON.stringify({ version: 1, partitions: [{ topic: 'tools-timed', partition: 0, offset: 2 }, { topic: 'tools-log', partition: 1, offset: -1 }] }));
+    const plan = toolFile(
+      'offsets.json',
+      JSON.stringify({
+        version: 1,
+        partitions: [
+          { topic: 'tools-timed', partition: 0, offset: 2 },
+          { topic: 'tools-log', partition: 1, offset: -1 },
+        ],
+      }),
+    );
     const deleted = await tool('kafka-delete-records', '--offset-json-file', plan);
     expect(deleted.stdout).toContain('Records delete operation completed:');
     const lowWatermarks = [...deleted.stdout.matchAll(/^partition: (\S+)\tlow_watermark: (\d+)$/gm)].map((m) => `${m[1]}=${m[2]}`).sort();
@@ -57,13 +77,27 @@ describe('kafka-get-offsets and kafka-delete-records', () => {
     const rest = await tool('kafka-console-consumer', '--topic', 'tools-timed', '--from-beginning', '--max-messages', '3', '--timeout-ms', '20000');
     expect(rest.stdout).toBe('e2\ne3\ne4\n');
     // From an exact offset of one partition, without a group.
-    const fromOffset = await tool('kafka-console-consumer', '--topic', 'tools-timed', '--partition', '0', '--offset', '3', '--max-messages', '2', '--timeout-ms', '20000', '--formatter-property', 'print.offset=true');
+    const fromOffset = await tool(
+      'kafka-console-consumer',
+      '--topic',
+      'tools-timed',
+      '--partition',
+      '0',
+      '--offset',
+      '3',
+      '--max-messages',
+      '2',
+      '--timeout-ms',
+      '20000',
+      '--formatter-property',
+      'print.offset=true',
+    );
     expect(fromOffset.stdout).toBe('Offset:3\te3\nOffset:4\te4\n');
   }, 90_000);
 });
 
 describe('kafka-transactions', () => {
-  it('lists and describes a transactional producer\'s transactions and the producers of a partition', async () => {
+  it("lists and describes a transactional producer's transactions and the producers of a partition", async () => {
     const kafka = new Kafka({ brokers: [broker.bootstrap], logLevel: logLevel.NOTHING });
     const producer = kafka.producer({ transactionalId: 'tools-tx', idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
@@ -80,31 +114,60 @@ describe('kafka-transactions', () => {
 
       const ongoing = table((await tool('kafka-transactions', 'describe', '--transactional-id', 'tools-tx')).stdout, 'CoordinatorId');
       expect(ongoing).toEqual([
-        expect.objectContaining({ CoordinatorId: '1', TransactionalId: 'tools-tx', ProducerId: producerId, ProducerEpoch: '0', TransactionState: 'Ongoing', TransactionTimeoutMs: '60000', TopicPartitions: 'tools-txn-0' }),
+        expect.objectContaining({
+          CoordinatorId: '1',
+          TransactionalId: 'tools-tx',
+          ProducerId: producerId,
+          ProducerEpoch: '0',
+          TransactionState: 'Ongoing',
+          TransactionTimeoutMs: '60000',
+          TopicPartitions: 'tools-txn-0',
+        }),
       ]);
       expect(Number(ongoing[0]!.CurrentTransactionStartTimeMs)).toBeGreaterThan(0);
 
       // The open transaction starts after the committed one's two records and its marker.
       const producers = table((await tool('kafka-transactions', 'describe-producers', '--topic', 'tools-txn', '--partition', '0')).stdout, 'ProducerId');
       // LastTimestamp: the max timestamp of the producer's newest batch.
-      const [last] = await broker.query<{ ts: string }>("SELECT b.max_timestamp::text AS ts FROM batches b JOIN topics t USING (topic_id) WHERE t.name = 'tools-txn' AND NOT b.is_control ORDER BY b.base_offset DESC LIMIT 1");
+      const [last] = await broker.query<{ ts: string }>(
+        "SELECT b.max_timestamp::text AS ts FROM batches b JOIN topics t USING (topic_id) WHERE t.name = 'tools-txn' AND NOT b.is_control ORDER BY b.base_offset DESC LIMIT 1",
+      );
       expect(producers).toEqual([{ ProducerId: producerId, ProducerEpoch: '0', LatestCoordinatorEpoch: '0', LastSequence: '2', LastTimestamp: last!.ts, CurrentTransactionStartOffset: '3' }]);
 
       await open.abort();
       const aborted = table((await tool('kafka-transactions', 'describe', '--transactional-id', 'tools-tx')).stdout, 'CoordinatorId');
       // A completed transaction keeps its start time, as Kafka's transaction metadata does…
-      expect(aborted).toEqual([expect.objectContaining({ TransactionalId: 'tools-tx', ProducerId: producerId, TransactionState: 'CompleteAbort', CurrentTransactionStartTimeMs: ongoing[0]!.CurrentTransactionStartTimeMs })]);
+      expect(aborted).toEqual([
+        expect.objectContaining({ TransactionalId: 'tools-tx', ProducerId: producerId, TransactionState: 'CompleteAbort', CurrentTransactionStartTimeMs: ongoing[0]!.CurrentTransactionStartTimeMs }),
+      ]);
       // …and --duration-filter compares with it.
       const listedFor = async (ms: number) => table((await tool('kafka-transactions', 'list', '--duration-filter', String(ms))).stdout, 'TransactionalId').map((t) => t.TransactionalId);
       expect(await listedFor(0)).toEqual(['tools-tx']);
       expect(await listedFor(86_400_000)).toEqual([]);
       // After the abort marker: no transaction open, and the marker's timestamp is the producer's last (as Kafka's ProducerStateEntry).
-      const [marker] = await broker.query<{ ts: string }>("SELECT b.max_timestamp::text AS ts FROM batches b JOIN topics t USING (topic_id) WHERE t.name = 'tools-txn' AND b.is_control ORDER BY b.base_offset DESC LIMIT 1");
+      const [marker] = await broker.query<{ ts: string }>(
+        "SELECT b.max_timestamp::text AS ts FROM batches b JOIN topics t USING (topic_id) WHERE t.name = 'tools-txn' AND b.is_control ORDER BY b.base_offset DESC LIMIT 1",
+      );
       const after = table((await tool('kafka-transactions', 'describe-producers', '--topic', 'tools-txn', '--partition', '0')).stdout, 'ProducerId');
       // The Java consumer skips the aborted record read_committed, and shows it read_uncommitted; never the markers.
       // (read_committed runs until it has been idle for --timeout-ms, so that nothing after c1 goes unseen.)
       const read = async (isolation: string, ...until: string[]) =>
-        (await tool('kafka-console-consumer', '--topic', 'tools-txn', '--partition', '0', '--offset', 'earliest', '--isolation-level', isolation, '--formatter-property', 'print.offset=true', ...until)).stdout;
+        (
+          await tool(
+            'kafka-console-consumer',
+            '--topic',
+            'tools-txn',
+            '--partition',
+            '0',
+            '--offset',
+            'earliest',
+            '--isolation-level',
+            isolation,
+            '--formatter-property',
+            'print.offset=true',
+            ...until,
+          )
+        ).stdout;
       expect(await read('read_committed', '--timeout-ms', '3000')).toBe('Offset:0\tc0\nOffset:1\tc1\n');
       expect(await read('read_uncommitted', '--max-messages', '3', '--timeout-ms', '20000')).toBe('Offset:0\tc0\nOffset:1\tc1\nOffset:3\to0\n');
       expect(after).toEqual([{ ProducerId: producerId, ProducerEpoch: '0', LatestCoordinatorEpoch: '0', LastSequence: '2', LastTimestamp: marker!.ts, CurrentTransactionStartOffset: 'None' }]);
@@ -127,7 +190,11 @@ describe('kafka-producer-perf-test and kafka-consumer-perf-test', () => {
     expect((await stored('tools-perf')).reduce((sum, p) => sum + Number(p.next_offset), 0)).toBe(20000);
 
     const consumed = await runToolOk('kafka-consumer-perf-test', [...bootstrap, '--topic', 'tools-perf', '--num-records', '20000', '--timeout', '30000'], { timeoutMs: 60_000 });
-    const [header, row] = consumed.stdout.trim().split('\n').slice(-2).map((l) => l.split(', '));
+    const [header, row] = consumed.stdout
+      .trim()
+      .split('\n')
+      .slice(-2)
+      .map((l) => l.split(', '));
     const report = Object.fromEntries(header!.map((h, i) => [h, row![i]]));
     expect(report['data.consumed.in.nMsg']).toBe('20000');
     expect(Number(report['data.consumed.in.MB'])).toBeCloseTo((20000 * 100) / (1024 * 1024), 3);
@@ -148,8 +215,16 @@ describe('kafka-producer-perf-test and kafka-consumer-perf-test', () => {
     expect(Number(batches!.markers)).toBeGreaterThan(0);
     expect(table((await tool('kafka-transactions', 'list')).stdout, 'TransactionalId').find((t) => t.TransactionalId === 'tools-perf-tx')).toMatchObject({ TransactionState: 'CompleteCommit' });
 
-    const consumed = await runToolOk('kafka-consumer-perf-test', [...bootstrap, '--topic', 'tools-perf-tx', '--num-records', '5000', '--timeout', '30000', '--command-property', 'isolation.level=read_committed'], { timeoutMs: 60_000 });
-    const [header, row] = consumed.stdout.trim().split('\n').slice(-2).map((l) => l.split(', '));
+    const consumed = await runToolOk(
+      'kafka-consumer-perf-test',
+      [...bootstrap, '--topic', 'tools-perf-tx', '--num-records', '5000', '--timeout', '30000', '--command-property', 'isolation.level=read_committed'],
+      { timeoutMs: 60_000 },
+    );
+    const [header, row] = consumed.stdout
+      .trim()
+      .split('\n')
+      .slice(-2)
+      .map((l) => l.split(', '));
     expect(row![header!.indexOf('data.consumed.in.nMsg')]).toBe('5000');
   }, 120_000);
 });

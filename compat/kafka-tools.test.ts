@@ -20,14 +20,22 @@ const topics = (...args: string[]) => runTool('kafka-topics', [...bootstrap, ...
 const groups = (...args: string[]) => runToolOk('kafka-consumer-groups', [...bootstrap, ...args]);
 const produce = (topic: string, lines: string[], ...props: string[]) =>
   runToolOk('kafka-console-producer', [...bootstrap, '--topic', topic, ...props.flatMap((p) => ['--reader-property', p])], { input: lines.map((l) => `${l}\n`).join('') });
-const consume = (topic: string, ...args: string[]) => runToolOk('kafka-console-consumer', [...bootstrap, '--topic', topic, ...(args.includes('--timeout-ms') ? [] : ['--timeout-ms', '20000']), ...args]);
+const consume = (topic: string, ...args: string[]) =>
+  runToolOk('kafka-console-consumer', [...bootstrap, '--topic', topic, ...(args.includes('--timeout-ms') ? [] : ['--timeout-ms', '20000']), ...args]);
 
 /** kafka-topics --describe: a line of tab-separated `Name: value` fields per topic, then one per partition. */
 function describeLines(stdout: string): Record<string, string>[] {
   return stdout
     .split('\n')
     .filter((l) => l.trim() !== '')
-    .map((l) => Object.fromEntries(l.replace(/^\t/, '').split('\t').map((f) => [f.slice(0, f.indexOf(':')), f.slice(f.indexOf(':') + 1).trim()])));
+    .map((l) =>
+      Object.fromEntries(
+        l
+          .replace(/^\t/, '')
+          .split('\t')
+          .map((f) => [f.slice(0, f.indexOf(':')), f.slice(f.indexOf(':') + 1).trim()]),
+      ),
+    );
 }
 
 /** Kafka prints a topic id as the URL-safe base64 of its 16 bytes. */
@@ -61,7 +69,11 @@ describe('kafka-topics', () => {
     expect(altered.slice(1).map((p) => p.Partition)).toEqual(['0', '1', '2', '3', '4']);
 
     // Every topic, described at once.
-    expect(describeLines((await topics('--describe')).stdout).filter((l) => l.TopicId !== undefined).map((l) => l.Topic)).toEqual(['tools-audit', 'tools-orders']);
+    expect(
+      describeLines((await topics('--describe')).stdout)
+        .filter((l) => l.TopicId !== undefined)
+        .map((l) => l.Topic),
+    ).toEqual(['tools-audit', 'tools-orders']);
 
     expect((await topics('--delete', '--topic', 'tools-orders')).code).toBe(0);
     expect((await topics('--list')).stdout).toBe('tools-audit\n');
@@ -90,8 +102,23 @@ describe('kafka-console-producer and kafka-console-consumer', () => {
       [null, 'no key, no headers', []],
     ]);
 
-    const read = await consume('tools-console', '--from-beginning', '--max-messages', '3', '--formatter-property', 'print.key=true', '--formatter-property', 'print.headers=true', '--formatter-property', 'print.offset=true', '--formatter-property', 'print.partition=true');
-    expect(read.stdout).toBe(['Partition:0\tOffset:0\ttrace:abc,lang:en\tk1\thello', 'Partition:0\tOffset:1\ttrace:def\tk2\tworld=again', 'Partition:0\tOffset:2\tNO_HEADERS\tnull\tno key, no headers', ''].join('\n'));
+    const read = await consume(
+      'tools-console',
+      '--from-beginning',
+      '--max-messages',
+      '3',
+      '--formatter-property',
+      'print.key=true',
+      '--formatter-property',
+      'print.headers=true',
+      '--formatter-property',
+      'print.offset=true',
+      '--formatter-property',
+      'print.partition=true',
+    );
+    expect(read.stdout).toBe(
+      ['Partition:0\tOffset:0\ttrace:abc,lang:en\tk1\thello', 'Partition:0\tOffset:1\ttrace:def\tk2\tworld=again', 'Partition:0\tOffset:2\tNO_HEADERS\tnull\tno key, no headers', ''].join('\n'),
+    );
     expect(read.stderr).toContain('Processed a total of 3 messages');
 
     // Without --from-beginning a consumer starts at the end: nothing until the timeout.
@@ -114,7 +141,9 @@ describe('kafka-consumer-groups', () => {
 
     expect((await consume('tools-events', '--group', group, '--from-beginning', '--max-messages', '3')).stdout).toBe('e0\ne1\ne2\n');
     expect((await groups('--list')).stdout.split('\n')).toContain(group);
-    expect(await describeGroup()).toEqual([{ GROUP: group, TOPIC: 'tools-events', PARTITION: '0', 'CURRENT-OFFSET': '3', 'LOG-END-OFFSET': '5', LAG: '2', 'CONSUMER-ID': '-', HOST: '-', 'CLIENT-ID': '-' }]);
+    expect(await describeGroup()).toEqual([
+      { GROUP: group, TOPIC: 'tools-events', PARTITION: '0', 'CURRENT-OFFSET': '3', 'LOG-END-OFFSET': '5', LAG: '2', 'CONSUMER-ID': '-', HOST: '-', 'CLIENT-ID': '-' },
+    ]);
 
     // The committed offset wins over --from-beginning.
     expect((await consume('tools-events', '--group', group, '--from-beginning', '--max-messages', '2')).stdout).toBe('e3\ne4\n');
@@ -124,9 +153,7 @@ describe('kafka-consumer-groups', () => {
 
   it('resets offsets in every mode, with --dry-run and --execute', async () => {
     // Records produced by two runs: --to-datetime between them lands on the second run's first record.
-    const [{ ts }] = await broker.query<{ ts: string }>(
-      "SELECT max(b.max_timestamp)::text AS ts FROM batches b JOIN topics t USING (topic_id) WHERE t.name = 'tools-events' AND b.base_offset < 3",
-    );
+    const [{ ts }] = await broker.query<{ ts: string }>("SELECT max(b.max_timestamp)::text AS ts FROM batches b JOIN topics t USING (topic_id) WHERE t.name = 'tools-events' AND b.base_offset < 3");
     const between = new Date(Number(ts) + 1).toISOString();
     const newOffset = (rows: Record<string, string>[]) => rows.map((r) => [r.TOPIC, r.PARTITION, r['NEW-OFFSET']]);
 
@@ -151,7 +178,11 @@ describe('kafka-consumer-groups', () => {
 
   it('describes a group with a member, whose offsets cannot be reset while it is active', async () => {
     const live = 'tools-live';
-    const running = runTool('kafka-console-consumer', [...bootstrap, '--topic', 'tools-events', '--group', live, '--max-messages', '1', '--timeout-ms', '30000', '--command-property', 'client.id=tools-live-client'], { timeoutMs: 60_000 });
+    const running = runTool(
+      'kafka-console-consumer',
+      [...bootstrap, '--topic', 'tools-events', '--group', live, '--max-messages', '1', '--timeout-ms', '30000', '--command-property', 'client.id=tools-live-client'],
+      { timeoutMs: 60_000 },
+    );
     let state: Record<string, string>[] = [];
     for (let i = 0; i < 20 && state[0]?.STATE !== 'Stable'; i++) {
       const r = await runTool('kafka-consumer-groups', [...bootstrap, '--describe', '--group', live, '--state']);
@@ -159,7 +190,16 @@ describe('kafka-consumer-groups', () => {
     }
     expect(state).toMatchObject([{ GROUP: live, 'ASSIGNMENT-STRATEGY': 'range', STATE: 'Stable', '#MEMBERS': '1' }]);
     const members = table((await groups('--describe', '--group', live, '--members', '--verbose')).stdout, 'GROUP');
-    expect(members).toEqual([expect.objectContaining({ GROUP: live, 'CONSUMER-ID': expect.stringMatching(/^tools-live-client-/), HOST: '/127.0.0.1', 'CLIENT-ID': 'tools-live-client', '#PARTITIONS': '1', 'CURRENT-ASSIGNMENT': 'tools-events:0' })]);
+    expect(members).toEqual([
+      expect.objectContaining({
+        GROUP: live,
+        'CONSUMER-ID': expect.stringMatching(/^tools-live-client-/),
+        HOST: '/127.0.0.1',
+        'CLIENT-ID': 'tools-live-client',
+        '#PARTITIONS': '1',
+        'CURRENT-ASSIGNMENT': 'tools-events:0',
+      }),
+    ]);
     expect(await describeGroupOf(live)).toEqual([expect.objectContaining({ TOPIC: 'tools-events', PARTITION: '0', 'CONSUMER-ID': members[0]!['CONSUMER-ID'], 'CLIENT-ID': 'tools-live-client' })]);
 
     const refused = await runTool('kafka-consumer-groups', [...bootstrap, '--group', live, '--reset-offsets', '--topic', 'tools-events', '--to-earliest', '--execute']);
@@ -171,9 +211,11 @@ describe('kafka-consumer-groups', () => {
     expect(table((await groups('--describe', '--group', live, '--state')).stdout, 'GROUP')).toMatchObject([{ STATE: 'Empty', '#MEMBERS': '0' }]);
   }, 90_000);
 
-  it('deletes a topic\'s offsets, then the group', async () => {
+  it("deletes a topic's offsets, then the group", async () => {
     // Offsets for a second topic, set by a reset of a topic the group never read.
-    expect(table((await groups('--group', group, '--reset-offsets', '--topic', 'tools-console', '--to-earliest', '--execute')).stdout, 'GROUP')).toMatchObject([{ TOPIC: 'tools-console', 'NEW-OFFSET': '0' }]);
+    expect(table((await groups('--group', group, '--reset-offsets', '--topic', 'tools-console', '--to-earliest', '--execute')).stdout, 'GROUP')).toMatchObject([
+      { TOPIC: 'tools-console', 'NEW-OFFSET': '0' },
+    ]);
     const deleted = await groups('--group', group, '--delete-offsets', '--topic', 'tools-events');
     expect(deleted.stdout).toContain(`Request succeeded for deleting offsets from group ${group}.`);
     expect(table(deleted.stdout, 'TOPIC')).toEqual([{ TOPIC: 'tools-events', PARTITION: '0', STATUS: 'Successful' }]);

@@ -50,10 +50,16 @@ async function roundtrip(codec: Codec) {
   const recs = dataset(topic);
   await produce(topic, recs, codec);
   const stored = await readStored(broker, topic);
-  expectRecords(stored.flatMap((b) => b.records), recs);
+  expectRecords(
+    stored.flatMap((b) => b.records),
+    recs,
+  );
   if (codec !== 'none') expectStoredCodec(stored, codec);
   // Through Fetch as well (kcat prints headers as text, so compare keys, values and offsets there).
-  expectRecords(noHeaders(await kcatConsume(broker.bootstrap, topic)), recs.map((r) => ({ ...r, headers: [] })));
+  expectRecords(
+    noHeaders(await kcatConsume(broker.bootstrap, topic)),
+    recs.map((r) => ({ ...r, headers: [] })),
+  );
 }
 
 const scenarios: ScenarioFns = {
@@ -66,9 +72,7 @@ const scenarios: ScenarioFns = {
     await create('kjs-list');
     expect(await admin.listTopics()).toContain('kjs-list');
     const md = await admin.fetchTopicMetadata({ topics: ['kjs-list'] });
-    expect(md.topics).toEqual([
-      { name: 'kjs-list', partitions: [0, 1, 2].map((p) => ({ partitionErrorCode: 0, partitionId: p, leader: 1, replicas: [1], isr: [1], offlineReplicas: [] })) },
-    ]);
+    expect(md.topics).toEqual([{ name: 'kjs-list', partitions: [0, 1, 2].map((p) => ({ partitionErrorCode: 0, partitionId: p, leader: 1, replicas: [1], isr: [1], offlineReplicas: [] })) }]);
     const cluster = await admin.describeCluster();
     expect(cluster.brokers).toEqual([{ nodeId: 1, host: '127.0.0.1', port: broker.port }]);
     expect(cluster.controller).toBe(1);
@@ -80,7 +84,11 @@ const scenarios: ScenarioFns = {
   },
   'offsets: earliest and latest': async () => {
     await create('kjs-offsets');
-    await produce('kjs-offsets', dataset('kjs-offsets').filter((r) => r.partition !== 1), 'none');
+    await produce(
+      'kjs-offsets',
+      dataset('kjs-offsets').filter((r) => r.partition !== 1),
+      'none',
+    );
     expect(await admin.fetchTopicOffsets('kjs-offsets')).toEqual([
       { partition: 0, offset: '5', high: '5', low: '0' },
       { partition: 1, offset: '0', high: '0', low: '0' },
@@ -90,7 +98,11 @@ const scenarios: ScenarioFns = {
   'offsets: by timestamp': async () => {
     await create('kjs-ts');
     const past = Date.now() - 60_000;
-    await produce('kjs-ts', dataset('kjs-ts').filter((r) => r.partition !== 1), 'none');
+    await produce(
+      'kjs-ts',
+      dataset('kjs-ts').filter((r) => r.partition !== 1),
+      'none',
+    );
     // A past timestamp: the first offset. kafkajs replaces "no such offset" (-1: empty partition, future timestamp) with the high watermark.
     expect(await admin.fetchTopicOffsetsByTimestamp('kjs-ts', past)).toEqual([
       { partition: 0, offset: '0' },

@@ -16,7 +16,14 @@ afterAll(async () => {
 });
 
 // kcat sets headers per run (-H), in text: one header set per partition.
-const kcatData = (tag: string) => dataset(tag, { headers: (p) => [['client', Buffer.from('kcat')], ['part', Buffer.from(`p${p}`)]] as Header[] });
+const kcatData = (tag: string) =>
+  dataset(tag, {
+    headers: (p) =>
+      [
+        ['client', Buffer.from('kcat')],
+        ['part', Buffer.from(`p${p}`)],
+      ] as Header[],
+  });
 
 async function roundtrip(codec: Codec) {
   const topic = `kcat-${codec}`;
@@ -25,7 +32,10 @@ async function roundtrip(codec: Codec) {
   const read = await kcatConsume(broker.bootstrap, topic);
   expectRecords(read, recs);
   const stored = await readStored(broker, topic);
-  expectRecords(stored.flatMap((b) => b.records), recs);
+  expectRecords(
+    stored.flatMap((b) => b.records),
+    recs,
+  );
   expectStoredCodec(stored, codec);
 }
 
@@ -68,9 +78,17 @@ const scenarios: ScenarioFns = {
       const out = (await kcat(broker.bootstrap, ['-Q', ...[0, 1, 2].flatMap((p) => ['-t', `kcat-ts:${p}:${ts}`])])).stdout.toString();
       return [...out.matchAll(/kcat-ts \[(\d+)\] offset (-?\d+)/g)].map((m) => [Number(m[1]), Number(m[2])]).sort((a, b) => a[0]! - b[0]!);
     };
-    expect(await q(before)).toEqual([[0, 0], [1, 0], [2, 0]]);
+    expect(await q(before)).toEqual([
+      [0, 0],
+      [1, 0],
+      [2, 0],
+    ]);
     // No record at or after a future timestamp: Kafka answers offset -1.
-    expect(await q(Date.now() + 3_600_000)).toEqual([[0, -1], [1, -1], [2, -1]]);
+    expect(await q(Date.now() + 3_600_000)).toEqual([
+      [0, -1],
+      [1, -1],
+      [2, -1],
+    ]);
     // -1 is "latest": the end offset of each partition.
     expect(await q(-1)).toEqual([0, 1, 2].map((p) => [p, byPartition(recs).get(p)!.length]));
   },
@@ -84,7 +102,11 @@ const scenarios: ScenarioFns = {
   'read: from an absolute offset': async () => {
     const recs = await seekData();
     const read = await kcatConsume(broker.bootstrap, 'kcat-seek', { partition: 1, offset: '2' });
-    expectRecords(read, recs.filter((r) => r.partition === 1), { from: { 1: 2 } });
+    expectRecords(
+      read,
+      recs.filter((r) => r.partition === 1),
+      { from: { 1: 2 } },
+    );
     // The JSON envelope agrees (text payloads only: -J cannot carry binary).
     const lines = (await kcat(broker.bootstrap, ['-C', '-t', 'kcat-seek', '-p', '1', '-o', '0', '-c', '1', '-e', '-q', '-J'])).stdout.toString().trim().split('\n');
     const first = JSON.parse(lines[0]!) as { topic: string; partition: number; offset: number; key: string; payload: string; headers: string[] };

@@ -21,11 +21,19 @@ describe('offset commit metadata with NUL characters', () => {
     await admin.connect();
     try {
       await admin.createTopics({ topics: [{ topic: 'kp-meta', numPartitions: 3 }] });
-      const commits = [[0, 5, 'Hello\u0000world!'], [1, 6, 'trailing\u0000'], [2, 7, 'plain']];
+      const commits = [
+        [0, 5, 'Hello\u0000world!'],
+        [1, 6, 'trailing\u0000'],
+        [2, 7, 'plain'],
+      ];
       const res = await runPythonJson<{ committed: [number, number, string][] }>('offset_metadata.py', 'run', { bootstrap: broker.bootstrap, group: 'kp-meta-group', topic: 'kp-meta', commits });
       expect(res.committed).toEqual(commits);
       const fetched = await admin.fetchOffsets({ groupId: 'kp-meta-group', topics: ['kp-meta'] });
-      expect(fetched[0]!.partitions.map((p) => [p.partition, p.offset, p.metadata]).sort()).toEqual([[0, '5', 'Hello\u0000world!'], [1, '6', 'trailing\u0000'], [2, '7', 'plain']]);
+      expect(fetched[0]!.partitions.map((p) => [p.partition, p.offset, p.metadata]).sort()).toEqual([
+        [0, '5', 'Hello\u0000world!'],
+        [1, '6', 'trailing\u0000'],
+        [2, '7', 'plain'],
+      ]);
     } finally {
       await admin.disconnect();
     }

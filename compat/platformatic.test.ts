@@ -79,7 +79,10 @@ async function roundtrip(codec: Codec) {
   await produce(topic, recs, codec);
   expectRecords(await fetchAll(topic, id, [0, 1, 2]), recs);
   const stored = await readStored(broker, topic);
-  expectRecords(stored.flatMap((b) => b.records), recs);
+  expectRecords(
+    stored.flatMap((b) => b.records),
+    recs,
+  );
   if (codec !== 'none') expectStoredCodec(stored, codec);
 }
 
@@ -105,7 +108,11 @@ const scenarios: ScenarioFns = {
   },
   'offsets: earliest and latest': async () => {
     await create('pl-offsets');
-    await produce('pl-offsets', dataset('pl-offsets').filter((r) => r.partition === 2), 'none');
+    await produce(
+      'pl-offsets',
+      dataset('pl-offsets').filter((r) => r.partition === 2),
+      'none',
+    );
     const latest = await consumer.listOffsets({ topics: ['pl-offsets'] });
     expect(latest.get('pl-offsets')).toEqual([0n, 0n, 5n]);
     const earliest = await consumer.listOffsets({ topics: ['pl-offsets'], timestamp: -2n });
@@ -120,7 +127,11 @@ const scenarios: ScenarioFns = {
     const id = await create('pl-seek');
     const recs = dataset('pl-seek');
     await produce('pl-seek', recs, 'gzip');
-    expectRecords(await fetchAll('pl-seek', id, [1], 3), recs.filter((r) => r.partition === 1), { from: { 1: 3 } });
+    expectRecords(
+      await fetchAll('pl-seek', id, [1], 3),
+      recs.filter((r) => r.partition === 1),
+      { from: { 1: 3 } },
+    );
   },
 };
 

@@ -19,15 +19,23 @@ afterAll(async () => {
   await broker?.destroy();
 });
 
-const py = <T>(command: string, request: Record<string, unknown>, timeoutMs = 40_000) =>
-  runVenvPythonJson<T>('pypi_confluent.py', command, { bootstrap: broker.bootstrap, ...request }, timeoutMs);
+const py = <T>(command: string, request: Record<string, unknown>, timeoutMs = 40_000) => runVenvPythonJson<T>('pypi_confluent.py', command, { bootstrap: broker.bootstrap, ...request }, timeoutMs);
 
 type Step = [string, Record<string, unknown>];
 const batch = (steps: Step[]) => py<unknown[]>('batch', { steps });
 
-interface Created { errors: [string, string | null][] }
-interface Produced { delivered: { error: string | null; partition: number; offset: number; key: string }[]; undelivered: number }
-interface Consumed { records: JsonRead[]; errors: string[]; eof: number[] }
+interface Created {
+  errors: [string, string | null][];
+}
+interface Produced {
+  delivered: { error: string | null; partition: number; offset: number; key: string }[];
+  undelivered: number;
+}
+interface Consumed {
+  records: JsonRead[];
+  errors: string[];
+  eof: number[];
+}
 
 const createStep = (name: string, partitions = 3): Step => ['create', { topics: [{ name, partitions }] }];
 const produceStep = (topic: string, recs: Rec[], codec: Codec = 'none'): Step => ['produce', { topic, codec, records: toJson(recs) }];
@@ -44,27 +52,41 @@ function expectDelivered(res: Produced, recs: Rec[]) {
 async function roundtrip(codec: Codec) {
   const topic = `pck-${codec}`;
   const recs = dataset(topic);
-  const [created, produced, consumed] = (await batch([createStep(topic), produceStep(topic, recs, codec), ['consume', { topic, partitions: [0, 1, 2], offset: null }]])) as [Created, Produced, Consumed];
+  const [created, produced, consumed] = (await batch([createStep(topic), produceStep(topic, recs, codec), ['consume', { topic, partitions: [0, 1, 2], offset: null }]])) as [
+    Created,
+    Produced,
+    Consumed,
+  ];
   expect(created.errors).toEqual([[topic, null]]);
   expectDelivered(produced, recs);
   expect(consumed.errors).toEqual([]);
   expect(consumed.eof).toEqual([0, 1, 2]);
   expectRecords(fromJson(consumed.records), recs);
   const stored = await readStored(broker, topic);
-  expectRecords(stored.flatMap((b) => b.records), recs);
+  expectRecords(
+    stored.flatMap((b) => b.records),
+    recs,
+  );
   if (codec !== 'none') expectStoredCodec(stored, codec);
 }
 
 const scenarios: ScenarioFns = {
   'admin: create topics': async () => {
-    const [first, again, list] = (await batch([createStep('pck-admin', 4), createStep('pck-admin', 4), ['list', { describe: ['pck-admin'] }]])) as [Created, Created, { partitions: Record<string, unknown[]> }];
+    const [first, again, list] = (await batch([createStep('pck-admin', 4), createStep('pck-admin', 4), ['list', { describe: ['pck-admin'] }]])) as [
+      Created,
+      Created,
+      { partitions: Record<string, unknown[]> },
+    ];
     expect(first.errors).toEqual([['pck-admin', null]]);
     // A second create of the same name is refused with TOPIC_ALREADY_EXISTS.
     expect(again.errors[0]![1]).toMatch(/TOPIC_ALREADY_EXISTS/);
     expect(list.partitions['pck-admin']).toHaveLength(4);
   },
   'admin: list topics and metadata': async () => {
-    const [, res] = (await batch([createStep('pck-list'), ['list', { describe: ['pck-list'] }]])) as [Created, { topics: string[]; brokers: [number, string, number][]; partitions: Record<string, unknown[]> }];
+    const [, res] = (await batch([createStep('pck-list'), ['list', { describe: ['pck-list'] }]])) as [
+      Created,
+      { topics: string[]; brokers: [number, string, number][]; partitions: Record<string, unknown[]> },
+    ];
     expect(res.topics).toContain('pck-list');
     expect(res.brokers).toEqual([[1, '127.0.0.1', broker.port]]);
     expect(res.partitions['pck-list']).toEqual([0, 1, 2].map((p) => [p, 1, [1], [1]]));
@@ -75,13 +97,31 @@ const scenarios: ScenarioFns = {
     expect(list.topics).not.toContain('pck-del');
   },
   'offsets: earliest and latest': async () => {
-    const [, , res] = (await batch([createStep('pck-wm'), produceStep('pck-wm', dataset('pck-wm').filter((r) => r.partition === 1)), ['offsets', { topic: 'pck-wm', partitions: [0, 1, 2] }]])) as [Created, Produced, { watermarks: number[][] }];
-    expect(res.watermarks).toEqual([[0, 0], [0, 5], [0, 0]]);
+    const [, , res] = (await batch([
+      createStep('pck-wm'),
+      produceStep(
+        'pck-wm',
+        dataset('pck-wm').filter((r) => r.partition === 1),
+      ),
+      ['offsets', { topic: 'pck-wm', partitions: [0, 1, 2] }],
+    ])) as [Created, Produced, { watermarks: number[][] }];
+    expect(res.watermarks).toEqual([
+      [0, 0],
+      [0, 5],
+      [0, 0],
+    ]);
   },
   'offsets: by timestamp': async () => {
     const past = Date.now() - 60_000;
     const future = Date.now() + 3_600_000;
-    const [, , res] = (await batch([createStep('pck-ts'), produceStep('pck-ts', dataset('pck-ts').filter((r) => r.partition !== 2)), ['offsets', { topic: 'pck-ts', partitions: [0, 1, 2], timestamps: [past, future] }]])) as [Created, Produced, { by_timestamp: Record<string, number[]> }];
+    const [, , res] = (await batch([
+      createStep('pck-ts'),
+      produceStep(
+        'pck-ts',
+        dataset('pck-ts').filter((r) => r.partition !== 2),
+      ),
+      ['offsets', { topic: 'pck-ts', partitions: [0, 1, 2], timestamps: [past, future] }],
+    ])) as [Created, Produced, { by_timestamp: Record<string, number[]> }];
     // Past: the first record of each partition; an empty partition or a future timestamp: -1 (librdkafka's OFFSET_END).
     expect(res.by_timestamp).toEqual({ [past]: [0, 0, -1], [future]: [-1, -1, -1] });
   },
@@ -92,14 +132,26 @@ const scenarios: ScenarioFns = {
   'roundtrip: zstd': () => roundtrip('zstd'),
   'read: from an absolute offset': async () => {
     const recs = dataset('pck-seek');
-    const [, , res] = (await batch([createStep('pck-seek'), produceStep('pck-seek', recs, 'zstd'), ['consume', { topic: 'pck-seek', partitions: [0, 2], offset: 2 }]])) as [Created, Produced, Consumed];
+    const [, , res] = (await batch([createStep('pck-seek'), produceStep('pck-seek', recs, 'zstd'), ['consume', { topic: 'pck-seek', partitions: [0, 2], offset: 2 }]])) as [
+      Created,
+      Produced,
+      Consumed,
+    ];
     expect(res.errors).toEqual([]);
-    expectRecords(fromJson(res.records), recs.filter((r) => r.partition !== 1), { from: { 0: 2, 2: 2 } });
+    expectRecords(
+      fromJson(res.records),
+      recs.filter((r) => r.partition !== 1),
+      { from: { 0: 2, 2: 2 } },
+    );
   },
   'read: relative to the end': async () => {
     const recs = dataset('pck-tail');
     // librdkafka's OFFSET_TAIL(2) is the logical offset -2000 - 2: the last two records of each partition.
-    const [, , res] = (await batch([createStep('pck-tail'), produceStep('pck-tail', recs, 'gzip'), ['consume', { topic: 'pck-tail', partitions: [0, 1, 2], offset: -2002 }]])) as [Created, Produced, Consumed];
+    const [, , res] = (await batch([createStep('pck-tail'), produceStep('pck-tail', recs, 'gzip'), ['consume', { topic: 'pck-tail', partitions: [0, 1, 2], offset: -2002 }]])) as [
+      Created,
+      Produced,
+      Consumed,
+    ];
     expect(res.errors).toEqual([]);
     expect(res.eof).toEqual([0, 1, 2]);
     expectRecords(fromJson(res.records), recs, { from: { 0: 3, 1: 3, 2: 3 } });
@@ -162,7 +214,10 @@ describe('confluent-kafka 2.16.1 (PyPI): admin, KIP-848, idempotence, transactio
     // The group exists through its committed offsets only: empty, no members.
     expect(res.list_groups).toContain('pck-adm-g');
     expect(res.describe_group).toEqual([null, { state: 'ConsumerGroupState.EMPTY', members: 0, simple: true, type: 'ConsumerGroupType.CLASSIC' }]);
-    expect(res.group_offsets).toEqual([[0, 3], [1, 1]]);
+    expect(res.group_offsets).toEqual([
+      [0, 3],
+      [1, 1],
+    ]);
     expect(res.delete_group).toEqual([null]);
     expect(res.groups_after_delete).not.toContain('pck-adm-g');
   });

@@ -18,15 +18,23 @@ afterAll(async () => {
   await broker?.destroy();
 });
 
-const py = <T>(command: string, request: Record<string, unknown>, timeoutMs = 40_000) =>
-  runVenvPythonJson<T>('pypi_kafka_python.py', command, { bootstrap: broker.bootstrap, ...request }, timeoutMs);
+const py = <T>(command: string, request: Record<string, unknown>, timeoutMs = 40_000) => runVenvPythonJson<T>('pypi_kafka_python.py', command, { bootstrap: broker.bootstrap, ...request }, timeoutMs);
 
 type Step = [string, Record<string, unknown>];
 const batch = (steps: Step[]) => py<unknown[]>('batch', { steps });
 
-interface Created { errors: [string, number][] }
-interface Produced { delivered: { partition: number; offset: number }[] }
-interface Consumed { records: JsonRead[]; error: string | null; warnings: string[]; api_version: number[] }
+interface Created {
+  errors: [string, number][];
+}
+interface Produced {
+  delivered: { partition: number; offset: number }[];
+}
+interface Consumed {
+  records: JsonRead[];
+  error: string | null;
+  warnings: string[];
+  api_version: number[];
+}
 
 const createStep = (name: string, partitions = 3): Step => ['create', { topics: [{ name, partitions }] }];
 const produceStep = (topic: string, recs: Rec[], codec: Codec = 'none'): Step => ['produce', { topic, codec, records: toJson(recs) }];
@@ -51,13 +59,21 @@ async function roundtrip(codec: Codec) {
   expect(consumed.error).toBeNull();
   expectRecords(fromJson(consumed.records), recs);
   const stored = await readStored(broker, topic);
-  expectRecords(stored.flatMap((b) => b.records), recs);
+  expectRecords(
+    stored.flatMap((b) => b.records),
+    recs,
+  );
   if (codec !== 'none') expectStoredCodec(stored, codec);
 }
 
 const scenarios: ScenarioFns = {
   'admin: create topics': async () => {
-    const [a, b, again, list] = (await batch([createStep('pkp-admin-a', 2), createStep('pkp-admin-b', 5), createStep('pkp-admin-a', 2), ['list', { describe: ['pkp-admin-a', 'pkp-admin-b'] }]])) as [Created, Created, Created, { partitions: Record<string, number[]> }];
+    const [a, b, again, list] = (await batch([createStep('pkp-admin-a', 2), createStep('pkp-admin-b', 5), createStep('pkp-admin-a', 2), ['list', { describe: ['pkp-admin-a', 'pkp-admin-b'] }]])) as [
+      Created,
+      Created,
+      Created,
+      { partitions: Record<string, number[]> },
+    ];
     expect([a.errors, b.errors]).toEqual([[['pkp-admin-a', 0]], [['pkp-admin-b', 0]]]);
     expect(again.errors).toEqual([['pkp-admin-a', 36]]); // TOPIC_ALREADY_EXISTS
     expect(list.partitions).toEqual({ 'pkp-admin-a': [0, 1], 'pkp-admin-b': [0, 1, 2, 3, 4] });
@@ -74,14 +90,22 @@ const scenarios: ScenarioFns = {
   },
   'offsets: earliest and latest': async () => {
     const recs = dataset('pkp-offsets').filter((r) => r.partition !== 2);
-    const [, , res] = (await batch([createStep('pkp-offsets'), produceStep('pkp-offsets', recs), ['offsets', { topic: 'pkp-offsets', partitions: [0, 1, 2] }]])) as [Created, Produced, { earliest: number[]; latest: number[] }];
+    const [, , res] = (await batch([createStep('pkp-offsets'), produceStep('pkp-offsets', recs), ['offsets', { topic: 'pkp-offsets', partitions: [0, 1, 2] }]])) as [
+      Created,
+      Produced,
+      { earliest: number[]; latest: number[] },
+    ];
     expect(res).toMatchObject({ earliest: [0, 0, 0], latest: [5, 5, 0] });
   },
   'offsets: by timestamp': async () => {
     const past = Date.now() - 60_000;
     const future = Date.now() + 3_600_000;
     const recs = dataset('pkp-ts').filter((r) => r.partition !== 2);
-    const [, , res] = (await batch([createStep('pkp-ts'), produceStep('pkp-ts', recs), ['offsets', { topic: 'pkp-ts', partitions: [0, 1, 2], timestamps: [past, future] }]])) as [Created, Produced, { by_timestamp: Record<string, (number | null)[]> }];
+    const [, , res] = (await batch([createStep('pkp-ts'), produceStep('pkp-ts', recs), ['offsets', { topic: 'pkp-ts', partitions: [0, 1, 2], timestamps: [past, future] }]])) as [
+      Created,
+      Produced,
+      { by_timestamp: Record<string, (number | null)[]> },
+    ];
     // Past: the first record of each partition; an empty partition or a future timestamp: None (Kafka's -1).
     expect(res.by_timestamp).toEqual({ [past]: [0, 0, null], [future]: [null, null, null] });
   },
@@ -94,7 +118,11 @@ const scenarios: ScenarioFns = {
     const recs = dataset('pkp-seek');
     const [, , res] = (await batch([createStep('pkp-seek'), produceStep('pkp-seek', recs, 'zstd'), ['consume', { topic: 'pkp-seek', partitions: [1], offset: 3 }]])) as [Created, Produced, Consumed];
     expect(res.error).toBeNull();
-    expectRecords(fromJson(res.records), recs.filter((r) => r.partition === 1), { from: { 1: 3 } });
+    expectRecords(
+      fromJson(res.records),
+      recs.filter((r) => r.partition === 1),
+      { from: { 1: 3 } },
+    );
   },
   'consume: consumer group': async () => {
     const topic = 'pkp-group';
@@ -124,7 +152,10 @@ const scenarios: ScenarioFns = {
     // Each member reads the new records of its own partitions only, from the committed offsets on.
     expect(res.after.a.every((r) => a.includes(r.partition))).toBe(true);
     expect(res.after.b.every((r) => b.includes(r.partition))).toBe(true);
-    expectRecords(fromJson([...res.after.a, ...res.after.b]).map((r) => ({ ...r, offset: r.offset - 5 })), second);
+    expectRecords(
+      fromJson([...res.after.a, ...res.after.b]).map((r) => ({ ...r, offset: r.offset - 5 })),
+      second,
+    );
     expect(res.committed).toEqual([10, 10, 10]);
   },
 };
@@ -136,18 +167,34 @@ describe('kafka-python 3.0.12 (PyPI)', () => {
 describe('kafka-python 3.0.12 (PyPI): admin', () => {
   it('KafkaAdminClient: describe and alter configs, add partitions, list/describe/delete groups and their offsets', async () => {
     const topic = 'pkp-adm';
-    const [, , res] = (await batch([createStep(topic), produceStep(topic, dataset(topic).filter((r) => r.partition === 1)), ['admin', { topic, group: 'pkp-adm-g' }]])) as [Created, Produced, Record<string, unknown>];
+    const [, , res] = (await batch([
+      createStep(topic),
+      produceStep(
+        topic,
+        dataset(topic).filter((r) => r.partition === 1),
+      ),
+      ['admin', { topic, group: 'pkp-adm-g' }],
+    ])) as [Created, Produced, Record<string, unknown>];
     expect(res.describe).toEqual([null, { 'retention.ms': ['604800000', 'DEFAULT_CONFIG'], 'cleanup.policy': ['delete', 'DEFAULT_CONFIG'], 'compression.type': ['producer', 'DEFAULT_CONFIG'] }]);
     // alter_configs uses IncrementalAlterConfigs when the broker advertises it (it does).
     expect(res.alter).toEqual([null, "{'topic': {'pkp-adm': 'OK'}}"]);
-    expect(res.after_alter).toEqual([null, { 'retention.ms': ['3600000', 'DYNAMIC_TOPIC_CONFIG'], 'cleanup.policy': ['compact', 'DYNAMIC_TOPIC_CONFIG'], 'compression.type': ['producer', 'DEFAULT_CONFIG'] }]);
+    expect(res.after_alter).toEqual([
+      null,
+      { 'retention.ms': ['3600000', 'DYNAMIC_TOPIC_CONFIG'], 'cleanup.policy': ['compact', 'DYNAMIC_TOPIC_CONFIG'], 'compression.type': ['producer', 'DEFAULT_CONFIG'] },
+    ]);
     expect(res.create_partitions).toEqual([null, [{ name: topic, error_code: 0, error_message: null }]]);
     expect(res.fewer_partitions).toEqual([null, [{ name: topic, error_code: 37, error_message: expect.stringContaining('higher than the requested 2') }]]); // INVALID_PARTITIONS
     expect(res.partitions).toEqual([0, 1, 2, 3, 4]);
     // A group that only committed offsets: listed, Empty, no protocol type, no members.
     expect((res.list_groups as [null, string[]])[1]).toContain('pkp-adm-g');
     expect(res.describe_group).toEqual([null, { group_state: 'Empty', protocol_type: '', members: [], error: null }]);
-    expect(res.group_offsets).toEqual([null, [[0, 3], [1, 1]]]);
+    expect(res.group_offsets).toEqual([
+      null,
+      [
+        [0, 3],
+        [1, 1],
+      ],
+    ]);
     expect(res.delete_group).toEqual([null, [['pkp-adm-g', 'OK']]]);
     expect((res.groups_after_delete as [null, string[]])[1]).not.toContain('pkp-adm-g');
   });

@@ -66,7 +66,12 @@ describe('librdkafka and record_errors', () => {
     await admin.createTopics({ topics: [{ topic, numPartitions: 1, configEntries: [{ name: 'message.timestamp.before.max.ms', value: '60000' }] }] });
     const now = Date.now();
     const old = now - 3_600_000;
-    const codes = await produceBatch(topic, [{ key: 'a', timestamp: now }, { key: 'b', timestamp: old }, { key: 'c', timestamp: old }, { key: 'd', timestamp: now }]);
+    const codes = await produceBatch(topic, [
+      { key: 'a', timestamp: now },
+      { key: 'b', timestamp: old },
+      { key: 'c', timestamp: old },
+      { key: 'd', timestamp: now },
+    ]);
     // librdkafka reports every listed record as INVALID_RECORD, whatever the partition's error (INVALID_TIMESTAMP).
     expect(codes).toEqual([INVALID_DIFFERENT_RECORD, INVALID_RECORD, INVALID_RECORD, INVALID_DIFFERENT_RECORD]);
   });

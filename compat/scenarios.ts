@@ -5,9 +5,23 @@
 // and explained in FINDINGS.md; NOT_YET says why in one line.
 import { it } from 'vitest';
 
-export const CLIENTS = ['kafkajs', 'kcat', 'kafka-python', 'confluent-kafka-python', 'platformatic', 'confluent-kafka-javascript', 'pypi-confluent-kafka', 'pypi-kafka-python', 'aiokafka', 'java',
+export const CLIENTS = [
+  'kafkajs',
+  'kcat',
+  'kafka-python',
+  'confluent-kafka-python',
+  'platformatic',
+  'confluent-kafka-javascript',
+  'pypi-confluent-kafka',
+  'pypi-kafka-python',
+  'aiokafka',
+  'java',
   // Go (compat/go/)
-  'franz-go', 'sarama', 'kafka-go', 'confluent-kafka-go'] as const;
+  'franz-go',
+  'sarama',
+  'kafka-go',
+  'confluent-kafka-go',
+] as const;
 export type Client = (typeof CLIENTS)[number];
 
 /** Scenario names shared by every client, so the matrix in compat/README.md lines up. */
@@ -29,30 +43,22 @@ export const SCENARIOS = {
   // Written for the Go clients first (compat/go-*.test.ts).
   'group: commit and resume': 'a member commits and leaves; a new member of the group resumes at the committed offsets',
   'group: rebalance on a second member': 'a second member joins: the partitions are split between both and every record is read once',
-  'admin: describe and alter configs': "a topic config set through the admin API is described with its new value and source",
+  'admin: describe and alter configs': 'a topic config set through the admin API is described with its new value and source',
   'admin: create partitions': 'partitions added to a topic appear in its metadata',
-  'admin: groups, offsets and lag': "list and describe a group with a live member; its committed offsets and lag",
+  'admin: groups, offsets and lag': 'list and describe a group with a live member; its committed offsets and lag',
   'admin: delete records': 'DeleteRecords moves the log start offset (low watermark)',
   'admin: ACLs': 'create, describe and delete an ACL',
-  'admin: describe cluster': 'DescribeCluster (or the client\'s broker list): cluster id, controller and brokers',
-  'produce: idempotent': 'the idempotent producer\'s batches are stored with its producer id and sequences that follow the offsets',
+  'admin: describe cluster': "DescribeCluster (or the client's broker list): cluster id, controller and brokers",
+  'produce: idempotent': "the idempotent producer's batches are stored with its producer id and sequences that follow the offsets",
   'transactions: commit and abort': 'read_committed sees only the committed transaction, read_uncommitted both, markers take an offset each',
-  'transactions: consume-transform-produce': 'consume in a group, produce and commit the group\'s offsets in one transaction',
+  'transactions: consume-transform-produce': "consume in a group, produce and commit the group's offsets in one transaction",
   'admin: delete group offsets and groups': "OffsetDelete removes one partition's commit of an empty group; DeleteGroups removes the group",
   'admin: producers and transactions': 'DescribeProducers, ListTransactions and DescribeTransactions during an open transaction and after its commit',
 } as const;
 export type Scenario = keyof typeof SCENARIOS;
 
 export const PASSING: Record<Client, readonly Scenario[]> = {
-  kafkajs: [
-    'admin: create topics',
-    'admin: list topics and metadata',
-    'admin: delete topics',
-    'offsets: earliest and latest',
-    'offsets: by timestamp',
-    'roundtrip: none',
-    'roundtrip: gzip',
-  ],
+  kafkajs: ['admin: create topics', 'admin: list topics and metadata', 'admin: delete topics', 'offsets: earliest and latest', 'offsets: by timestamp', 'roundtrip: none', 'roundtrip: gzip'],
   kcat: [
     'admin: list topics and metadata',
     'offsets: by timestamp',
@@ -280,7 +286,10 @@ export const NOT_YET: Partial<Record<Client, Partial<Record<Scenario, string>>>>
     'roundtrip: snappy': 'kafkajs 2.2.4 ships only gzip (others need codec plug-ins, not installed)',
   },
   kcat: { 'consume: consumer group': 'covered by compat/groups/kcat.test.ts' },
-  'kafka-python': { 'consume: consumer group': 'covered by compat/groups/kafka-python.test.ts', 'roundtrip: zstd': 'kafka-python 2.0.2 needs the zstandard module (not packaged here) and reads with Fetch v4' },
+  'kafka-python': {
+    'consume: consumer group': 'covered by compat/groups/kafka-python.test.ts',
+    'roundtrip: zstd': 'kafka-python 2.0.2 needs the zstandard module (not packaged here) and reads with Fetch v4',
+  },
   'confluent-kafka-python': { 'consume: consumer group': 'covered by compat/groups/confluent-python.test.ts' },
   platformatic: { 'consume: consumer group': 'Consumer.consume() in a group: not written yet', 'roundtrip: zstd': '@platformatic/kafka uses node:zlib zstd, absent from Node.js 20' },
   'confluent-kafka-javascript': { 'consume: consumer group': 'covered by compat/groups/confluent-js.test.ts' },

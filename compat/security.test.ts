@@ -37,7 +37,8 @@ afterAll(async () => {
   pki?.remove();
 });
 
-const count = async (topic: string) => (await broker.query<{ n: string }>(`SELECT coalesce(sum(b.record_count), 0)::text AS n FROM batches b JOIN topics t USING (topic_id) WHERE t.name = $1`, [topic]))[0]!.n;
+const count = async (topic: string) =>
+  (await broker.query<{ n: string }>(`SELECT coalesce(sum(b.record_count), 0)::text AS n FROM batches b JOIN topics t USING (topic_id) WHERE t.name = $1`, [topic]))[0]!.n;
 
 describe('kafkajs over SASL_SSL', () => {
   const client = (sasl: SASLOptions) =>
@@ -49,14 +50,25 @@ describe('kafkajs over SASL_SSL', () => {
       const topic = `secure-kafkajs-${mechanism}`;
       const producer = kafka.producer();
       await producer.connect();
-      await producer.send({ topic, messages: [{ key: 'k', value: 'v1' }, { key: 'k', value: 'v2' }] });
+      await producer.send({
+        topic,
+        messages: [
+          { key: 'k', value: 'v1' },
+          { key: 'k', value: 'v2' },
+        ],
+      });
       await producer.disconnect();
       const consumer = kafka.consumer({ groupId: `g-${mechanism}` });
       await consumer.connect();
       await consumer.subscribe({ topic, fromBeginning: true });
       const seen: string[] = [];
       await new Promise<void>((resolve) => {
-        void consumer.run({ eachMessage: async ({ message }) => { seen.push(message.value!.toString()); if (seen.length === 2) resolve(); } });
+        void consumer.run({
+          eachMessage: async ({ message }) => {
+            seen.push(message.value!.toString());
+            if (seen.length === 2) resolve();
+          },
+        });
       });
       await consumer.disconnect();
       expect(seen).toEqual(['v1', 'v2']);
@@ -79,7 +91,16 @@ describe('kafkajs over SASL_SSL', () => {
 
 describe('kcat (librdkafka) over SASL_SSL', () => {
   const sasl = (mechanism: string, password: string) => [
-    '-X', 'security.protocol=SASL_SSL', '-X', `sasl.mechanisms=${mechanism}`, '-X', 'sasl.username=app', '-X', `sasl.password=${password}`, '-X', `ssl.ca.location=${pki.caCert}`,
+    '-X',
+    'security.protocol=SASL_SSL',
+    '-X',
+    `sasl.mechanisms=${mechanism}`,
+    '-X',
+    'sasl.username=app',
+    '-X',
+    `sasl.password=${password}`,
+    '-X',
+    `ssl.ca.location=${pki.caCert}`,
   ];
   const kcat = (args: string[], input?: string) => run(KCAT, ['-b', saslSsl, '-m', '5', ...args], { input, timeoutMs: 20_000 });
 

@@ -34,18 +34,20 @@ describe('kafkajs: one request to many partitions', () => {
     // Four senders at once, each request carrying one record for every partition.
     const acknowledged = new Map<string, string>();
     let next = 0;
-    await Promise.all(Array.from({ length: 4 }, async () => {
-      while (next < SENDS) {
-        const send = next++;
-        const res = await producer.send({
-          topic: TOPIC,
-          acks: -1,
-          messages: Array.from({ length: PARTITIONS }, (_, partition) => ({ partition, value: `${send}:${partition}` })),
-        });
-        expect(res.map((r) => r.errorCode)).toEqual(new Array(PARTITIONS).fill(0));
-        for (const r of res) acknowledged.set(`${r.partition}@${r.baseOffset}`, `${send}:${r.partition}`);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (next < SENDS) {
+          const send = next++;
+          const res = await producer.send({
+            topic: TOPIC,
+            acks: -1,
+            messages: Array.from({ length: PARTITIONS }, (_, partition) => ({ partition, value: `${send}:${partition}` })),
+          });
+          expect(res.map((r) => r.errorCode)).toEqual(new Array(PARTITIONS).fill(0));
+          for (const r of res) acknowledged.set(`${r.partition}@${r.baseOffset}`, `${send}:${r.partition}`);
+        }
+      }),
+    );
     const stored = (await readStored(broker, TOPIC)).flatMap((b) => b.records);
     for (let partition = 0; partition < PARTITIONS; partition++) {
       const records = stored.filter((r) => r.partition === partition);

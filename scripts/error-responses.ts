@@ -37,46 +37,46 @@ export interface ErrorResponseEntry extends Echo {
   topLevelError?: false;
 }
 
-const NO_NODE = { nodeId: "-1", host: '""', port: "-1" };
+const NO_NODE = { nodeId: '-1', host: '""', port: '-1' };
 
 export const ERROR_RESPONSES: Record<string, ErrorResponseEntry> = {
   Produce: {
-    noResponseWhen: "request.acks === 0",
+    noResponseWhen: 'request.acks === 0',
     arrays: {
       responses: {
-        from: "request.topicData",
-        set: { name: "e.name", topicId: "e.topicId" },
-        arrays: { partitionResponses: { from: "e.partitionData", set: { index: "e.index", baseOffset: "-1n" } } },
+        from: 'request.topicData',
+        set: { name: 'e.name', topicId: 'e.topicId' },
+        arrays: { partitionResponses: { from: 'e.partitionData', set: { index: 'e.index', baseOffset: '-1n' } } },
       },
     },
   },
   // v13+: the top-level code alone, partitions only before (older clients know no top-level code).
   Fetch: {
-    set: { sessionId: "request.sessionId" },
+    set: { sessionId: 'request.sessionId' },
     arrays: {
       responses: {
-        from: "request.topics",
-        versions: "0-12",
-        set: { topic: "e.topic", topicId: "e.topicId" },
-        arrays: { partitions: { from: "e.partitions", set: { partitionIndex: "e.partition", highWatermark: "-1n" } } },
+        from: 'request.topics',
+        versions: '0-12',
+        set: { topic: 'e.topic', topicId: 'e.topicId' },
+        arrays: { partitions: { from: 'e.partitions', set: { partitionIndex: 'e.partition', highWatermark: '-1n' } } },
       },
     },
   },
   ListOffsets: {
     arrays: {
-      topics: { from: "request.topics", set: { name: "e.name" }, arrays: { partitions: { from: "e.partitions", set: { partitionIndex: "e.partitionIndex" } } } },
+      topics: { from: 'request.topics', set: { name: 'e.name' }, arrays: { partitions: { from: 'e.partitions', set: { partitionIndex: 'e.partitionIndex' } } } },
     },
   },
   Metadata: {
     topLevelError: false,
-    arrays: { topics: { from: "request.topics ?? []", set: { name: 'e.name ?? ""', topicId: "e.topicId" } } },
+    arrays: { topics: { from: 'request.topics ?? []', set: { name: 'e.name ?? ""', topicId: 'e.topicId' } } },
   },
   OffsetCommit: {
     arrays: {
       topics: {
-        from: "request.topics",
-        set: { name: "e.name", topicId: "e.topicId" },
-        arrays: { partitions: { from: "e.partitions", set: { partitionIndex: "e.partitionIndex" } } },
+        from: 'request.topics',
+        set: { name: 'e.name', topicId: 'e.topicId' },
+        arrays: { partitions: { from: 'e.partitions', set: { partitionIndex: 'e.partitionIndex' } } },
       },
     },
   },
@@ -84,74 +84,74 @@ export const ERROR_RESPONSES: Record<string, ErrorResponseEntry> = {
   OffsetFetch: {
     arrays: {
       topics: {
-        from: "request.topics ?? []",
-        versions: "0-1",
-        set: { name: "e.name" },
-        arrays: { partitions: { from: "e.partitionIndexes", set: { partitionIndex: "e", committedOffset: "-1n", metadata: '""' } } },
+        from: 'request.topics ?? []',
+        versions: '0-1',
+        set: { name: 'e.name' },
+        arrays: { partitions: { from: 'e.partitionIndexes', set: { partitionIndex: 'e', committedOffset: '-1n', metadata: '""' } } },
       },
-      groups: { from: "request.groups", set: { groupId: "e.groupId" } },
+      groups: { from: 'request.groups', set: { groupId: 'e.groupId' } },
     },
   },
   FindCoordinator: {
     set: NO_NODE,
-    arrays: { coordinators: { from: "request.coordinatorKeys", set: { key: "e", ...NO_NODE } } },
+    arrays: { coordinators: { from: 'request.coordinatorKeys', set: { key: 'e', ...NO_NODE } } },
   },
   JoinGroup: { set: { protocolName: 'version >= 7 ? null : ""' } },
-  DescribeGroups: { arrays: { groups: { from: "request.groups", set: { groupId: "e" } } } },
-  CreateTopics: { arrays: { topics: { from: "request.topics", set: { name: "e.name" } } } },
+  DescribeGroups: { arrays: { groups: { from: 'request.groups', set: { groupId: 'e' } } } },
+  CreateTopics: { arrays: { topics: { from: 'request.topics', set: { name: 'e.name' } } } },
   DeleteTopics: {
     arrays: {
       responses: [
-        { from: "request.topicNames", set: { name: "e" } },
-        { from: "request.topics", set: { name: "e.name", topicId: "e.topicId" } },
+        { from: 'request.topicNames', set: { name: 'e' } },
+        { from: 'request.topics', set: { name: 'e.name', topicId: 'e.topicId' } },
       ],
     },
   },
   DeleteRecords: {
     arrays: {
       topics: {
-        from: "request.topics",
-        set: { name: "e.name" },
-        arrays: { partitions: { from: "e.partitions", set: { partitionIndex: "e.partitionIndex", lowWatermark: "-1n" } } },
+        from: 'request.topics',
+        set: { name: 'e.name' },
+        arrays: { partitions: { from: 'e.partitions', set: { partitionIndex: 'e.partitionIndex', lowWatermark: '-1n' } } },
       },
     },
   },
-  InitProducerId: { set: { producerId: "-1n", producerEpoch: "-1" } },
+  InitProducerId: { set: { producerId: '-1n', producerEpoch: '-1' } },
   OffsetForLeaderEpoch: {
     arrays: {
-      topics: { from: "request.topics", set: { topic: "e.topic" }, arrays: { partitions: { from: "e.partitions", set: { partition: "e.partition" } } } },
+      topics: { from: 'request.topics', set: { topic: 'e.topic' }, arrays: { partitions: { from: 'e.partitions', set: { partition: 'e.partition' } } } },
     },
   },
   // v4+ (brokers' batched form) answers the top-level code.
   AddPartitionsToTxn: {
     arrays: {
       resultsByTopicV3AndBelow: {
-        from: "request.v3AndBelowTopics",
-        set: { name: "e.name" },
-        arrays: { resultsByPartition: { from: "e.partitions", set: { partitionIndex: "e" }, errorFields: ["partitionErrorCode"] } },
+        from: 'request.v3AndBelowTopics',
+        set: { name: 'e.name' },
+        arrays: { resultsByPartition: { from: 'e.partitions', set: { partitionIndex: 'e' }, errorFields: ['partitionErrorCode'] } },
       },
     },
   },
   TxnOffsetCommit: {
     arrays: {
-      topics: { from: "request.topics", set: { name: "e.name" }, arrays: { partitions: { from: "e.partitions", set: { partitionIndex: "e.partitionIndex" } } } },
+      topics: { from: 'request.topics', set: { name: 'e.name' }, arrays: { partitions: { from: 'e.partitions', set: { partitionIndex: 'e.partitionIndex' } } } },
     },
   },
-  CreateAcls: { arrays: { results: { from: "request.creations" } } },
-  DeleteAcls: { arrays: { filterResults: { from: "request.filters" } } },
-  DescribeConfigs: { arrays: { results: { from: "request.resources", set: { resourceType: "e.resourceType", resourceName: "e.resourceName" } } } },
-  AlterConfigs: { arrays: { responses: { from: "request.resources", set: { resourceType: "e.resourceType", resourceName: "e.resourceName" } } } },
-  IncrementalAlterConfigs: { arrays: { responses: { from: "request.resources", set: { resourceType: "e.resourceType", resourceName: "e.resourceName" } } } },
+  CreateAcls: { arrays: { results: { from: 'request.creations' } } },
+  DeleteAcls: { arrays: { filterResults: { from: 'request.filters' } } },
+  DescribeConfigs: { arrays: { results: { from: 'request.resources', set: { resourceType: 'e.resourceType', resourceName: 'e.resourceName' } } } },
+  AlterConfigs: { arrays: { responses: { from: 'request.resources', set: { resourceType: 'e.resourceType', resourceName: 'e.resourceName' } } } },
+  IncrementalAlterConfigs: { arrays: { responses: { from: 'request.resources', set: { resourceType: 'e.resourceType', resourceName: 'e.resourceName' } } } },
   AlterReplicaLogDirs: {
     arrays: {
       results: {
-        from: "request.dirs.flatMap((d) => d.topics)",
-        set: { topicName: "e.name" },
-        arrays: { partitions: { from: "e.partitions", set: { partitionIndex: "e" } } },
+        from: 'request.dirs.flatMap((d) => d.topics)',
+        set: { topicName: 'e.name' },
+        arrays: { partitions: { from: 'e.partitions', set: { partitionIndex: 'e' } } },
       },
     },
   },
-  CreatePartitions: { arrays: { results: { from: "request.topics", set: { name: "e.name" } } } },
+  CreatePartitions: { arrays: { results: { from: 'request.topics', set: { name: 'e.name' } } } },
   // Kafka's owner and requester of a token it could not create: User:ANONYMOUS.
   CreateDelegationToken: {
     set: {
@@ -159,56 +159,56 @@ export const ERROR_RESPONSES: Record<string, ErrorResponseEntry> = {
       principalName: '"ANONYMOUS"',
       tokenRequesterPrincipalType: '"User"',
       tokenRequesterPrincipalName: '"ANONYMOUS"',
-      issueTimestampMs: "-1n",
-      expiryTimestampMs: "-1n",
-      maxTimestampMs: "-1n",
+      issueTimestampMs: '-1n',
+      expiryTimestampMs: '-1n',
+      maxTimestampMs: '-1n',
     },
   },
-  DeleteGroups: { arrays: { results: { from: "request.groupsNames", set: { groupId: "e" } } } },
+  DeleteGroups: { arrays: { results: { from: 'request.groupsNames', set: { groupId: 'e' } } } },
   ElectLeaders: {
     arrays: {
       replicaElectionResults: {
-        from: "request.topicPartitions ?? []",
-        set: { topic: "e.topic" },
-        arrays: { partitionResult: { from: "e.partitions", set: { partitionId: "e" } } },
+        from: 'request.topicPartitions ?? []',
+        set: { topic: 'e.topic' },
+        arrays: { partitionResult: { from: 'e.partitions', set: { partitionId: 'e' } } },
       },
     },
   },
   AlterPartitionReassignments: {
     arrays: {
-      responses: { from: "request.topics", set: { name: "e.name" }, arrays: { partitions: { from: "e.partitions", set: { partitionIndex: "e.partitionIndex" } } } },
+      responses: { from: 'request.topics', set: { name: 'e.name' }, arrays: { partitions: { from: 'e.partitions', set: { partitionIndex: 'e.partitionIndex' } } } },
     },
   },
   ListPartitionReassignments: {
     arrays: {
-      topics: { from: "request.topics ?? []", set: { name: "e.name" }, arrays: { partitions: { from: "e.partitionIndexes", set: { partitionIndex: "e" } } } },
+      topics: { from: 'request.topics ?? []', set: { name: 'e.name' }, arrays: { partitions: { from: 'e.partitionIndexes', set: { partitionIndex: 'e' } } } },
     },
   },
-  DescribeClientQuotas: { set: { entries: "null" } },
+  DescribeClientQuotas: { set: { entries: 'null' } },
   // Kafka echoes one result per user asked about, without the name.
-  DescribeUserScramCredentials: { arrays: { results: { from: "request.users ?? []" } } },
+  DescribeUserScramCredentials: { arrays: { results: { from: 'request.users ?? []' } } },
   AlterUserScramCredentials: {
     arrays: {
       results: [
-        { from: "request.deletions", set: { user: "e.name" } },
-        { from: "request.upsertions", set: { user: "e.name" } },
+        { from: 'request.deletions', set: { user: 'e.name' } },
+        { from: 'request.upsertions', set: { user: 'e.name' } },
       ],
     },
   },
   DescribeProducers: {
     arrays: {
-      topics: { from: "request.topics", set: { name: "e.name" }, arrays: { partitions: { from: "e.partitionIndexes", set: { partitionIndex: "e" } } } },
+      topics: { from: 'request.topics', set: { name: 'e.name' }, arrays: { partitions: { from: 'e.partitionIndexes', set: { partitionIndex: 'e' } } } },
     },
   },
-  DescribeTransactions: { arrays: { transactionStates: { from: "request.transactionalIds", set: { transactionalId: "e" } } } },
-  DescribeTopicPartitions: { arrays: { topics: { from: "request.topics", set: { name: "e.name" } } } },
+  DescribeTransactions: { arrays: { transactionStates: { from: 'request.transactionalIds', set: { transactionalId: 'e' } } } },
+  DescribeTopicPartitions: { arrays: { topics: { from: 'request.topics', set: { name: 'e.name' } } } },
 };
 
 /** A response struct as the generator sees it. */
 export interface EchoStruct {
   tsName: string;
   /** Field names (camelCase) and, for a field holding an array of structs, that struct. */
-  fields: Map<string, EchoStruct | "scalar" | "array">;
+  fields: Map<string, EchoStruct | 'scalar' | 'array'>;
   /** The struct's own `ErrorCode` field, camelCase, if it has one. */
   hasErrorCode: boolean;
 }
@@ -217,20 +217,14 @@ export interface EchoStruct {
  * The error-response builder's source for one API. `cond(range)` renders a
  * spec version range as a condition on `version` (true when always).
  */
-export function genErrorResponse(
-  api: string,
-  requestType: string,
-  responseType: string,
-  top: EchoStruct,
-  cond: (versions: string) => string | boolean,
-): string[] {
+export function genErrorResponse(api: string, requestType: string, responseType: string, top: EchoStruct, cond: (versions: string) => string | boolean): string[] {
   const entry = ERROR_RESPONSES[api] ?? {};
   const body = (s: EchoStruct, echo: Echo, withError: boolean): string[] => {
     const props: string[] = [];
     const check = (field: string) => {
       if (!s.fields.has(field)) throw new Error(`error response of ${api}: ${s.tsName} has no field ${field}`);
     };
-    if (withError && s.hasErrorCode) props.push("errorCode,");
+    if (withError && s.hasErrorCode) props.push('errorCode,');
     for (const f of echo.errorFields ?? []) {
       check(f);
       props.push(`${f}: errorCode,`);
@@ -242,18 +236,18 @@ export function genErrorResponse(
     for (const [f, spec] of Object.entries(echo.arrays ?? {})) {
       check(f);
       const sub = s.fields.get(f);
-      if (typeof sub !== "object") throw new Error(`error response of ${api}: ${s.tsName}.${f} is not an array of structs`);
+      if (typeof sub !== 'object') throw new Error(`error response of ${api}: ${s.tsName}.${f} is not an array of structs`);
       const sources = (Array.isArray(spec) ? spec : [spec]).map((a) => {
         const from = /^[\w.]+$/.test(a.from) ? a.from : `(${a.from})`;
         const map = `${from}.map((e) => ({`;
         const inner = body(sub, a, true);
-        const mapped = inner.length === 0 ? `${from}.map(() => ({}))` : [map, ...inner.map((l) => "  " + l), "}))"].join("\n");
+        const mapped = inner.length === 0 ? `${from}.map(() => ({}))` : [map, ...inner.map((l) => '  ' + l), '}))'].join('\n');
         const c = a.versions === undefined ? true : cond(a.versions);
-        if (c === false) return "[]";
+        if (c === false) return '[]';
         return c === true ? mapped : `(${c} ? ${mapped} : [])`;
       });
-      const value = sources.length === 1 ? sources[0]! : `[${sources.map((x) => `...${x}`).join(", ")}]`;
-      props.push(...`${f}: ${value},`.split("\n"));
+      const value = sources.length === 1 ? sources[0]! : `[${sources.map((x) => `...${x}`).join(', ')}]`;
+      props.push(...`${f}: ${value},`.split('\n'));
     }
     return props;
   };
@@ -263,8 +257,8 @@ export function genErrorResponse(
     `function error${responseType}(request: ${requestType}, version: number, errorCode: number): Input<${responseType}> | null {`,
   ];
   if (entry.noResponseWhen) out.push(`  if (${entry.noResponseWhen}) return null;`);
-  if (props.length === 0) out.push("  return {};");
-  else out.push("  return {", ...props.map((l) => "    " + l), "  };");
-  out.push("}");
+  if (props.length === 0) out.push('  return {};');
+  else out.push('  return {', ...props.map((l) => '    ' + l), '  };');
+  out.push('}');
   return out;
 }

@@ -5,37 +5,37 @@
 //
 //   tsx scripts/generate-protocol.ts           writes the files
 //   tsx scripts/generate-protocol.ts --check   exits 1 if any file differs
-import { readFileSync, readdirSync, writeFileSync, mkdirSync, existsSync, unlinkSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { generate, HEADER } from "./protocol-gen/files.js";
-import { type MessageSpec, stripComments } from "./protocol-gen/spec.js";
+import { readFileSync, readdirSync, writeFileSync, mkdirSync, existsSync, unlinkSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generate, HEADER } from './protocol-gen/files.js';
+import { type MessageSpec, stripComments } from './protocol-gen/spec.js';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const SPEC_DIR = join(ROOT, "protocol-spec", "messages");
-const OUT_DIR = join(ROOT, "src", "protocol", "messages");
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const SPEC_DIR = join(ROOT, 'protocol-spec', 'messages');
+const OUT_DIR = join(ROOT, 'src', 'protocol', 'messages');
 
 function loadSpecs(): MessageSpec[] {
   const files = readdirSync(SPEC_DIR)
-    .filter((f) => f.endsWith(".json"))
+    .filter((f) => f.endsWith('.json'))
     .sort();
-  return files.map((f) => JSON.parse(stripComments(readFileSync(join(SPEC_DIR, f), "utf8"))) as MessageSpec);
+  return files.map((f) => JSON.parse(stripComments(readFileSync(join(SPEC_DIR, f), 'utf8'))) as MessageSpec);
 }
 
 function main(): void {
-  const check = process.argv.includes("--check");
+  const check = process.argv.includes('--check');
   const files = generate(loadSpecs());
-  const existing = existsSync(OUT_DIR) ? readdirSync(OUT_DIR).filter((f) => f.endsWith(".ts")) : [];
+  const existing = existsSync(OUT_DIR) ? readdirSync(OUT_DIR).filter((f) => f.endsWith('.ts')) : [];
   if (check) {
     const bad: string[] = [];
     for (const [name, text] of files) {
       const p = join(OUT_DIR, name);
       if (!existsSync(p)) bad.push(`missing: ${name}`);
-      else if (readFileSync(p, "utf8") !== text) bad.push(`differs: ${name}`);
+      else if (readFileSync(p, 'utf8') !== text) bad.push(`differs: ${name}`);
     }
     for (const name of existing) if (!files.has(name)) bad.push(`extra: ${name}`);
     if (bad.length > 0) {
-      console.error(`src/protocol/messages is out of date (run npm run gen):\n  ${bad.join("\n  ")}`);
+      console.error(`src/protocol/messages is out of date (run npm run gen):\n  ${bad.join('\n  ')}`);
       process.exit(1);
     }
     console.log(`src/protocol/messages is up to date (${files.size} files)`);
@@ -45,13 +45,13 @@ function main(): void {
   let written = 0;
   for (const [name, text] of files) {
     const p = join(OUT_DIR, name);
-    if (existsSync(p) && readFileSync(p, "utf8") === text) continue;
+    if (existsSync(p) && readFileSync(p, 'utf8') === text) continue;
     writeFileSync(p, text);
     written++;
   }
   for (const name of existing) {
     const p = join(OUT_DIR, name);
-    if (!files.has(name) && readFileSync(p, "utf8").startsWith(HEADER)) unlinkSync(p);
+    if (!files.has(name) && readFileSync(p, 'utf8').startsWith(HEADER)) unlinkSync(p);
   }
   console.log(`generated ${files.size} files in src/protocol/messages (${written} changed)`);
 }

@@ -76,7 +76,13 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const pool = createPool({ ...connection, max: config.poolSize, applicationName: brokerApplicationName(instanceId) });
   pool.on('error', (err) => log.warn({ err: err.message, code: LogCode.POOL_CLIENT_ERROR }, 'idle PostgreSQL connection failed'));
 
-  const channels = { append: `${config.schema}_append`, topics: `${config.schema}_topics`, acls: `${config.schema}_acls`, coordinators: `${config.schema}_coordinators`, brokerConfigs: `${config.schema}_broker_configs` };
+  const channels = {
+    append: `${config.schema}_append`,
+    topics: `${config.schema}_topics`,
+    acls: `${config.schema}_acls`,
+    coordinators: `${config.schema}_coordinators`,
+    brokerConfigs: `${config.schema}_broker_configs`,
+  };
   const clusterStore = new ClusterStore(pool);
   const clusterId = await clusterStore.ensureClusterId(newClusterId());
   // Before anything is claimed under the node id: refused while another live broker holds it.
@@ -240,37 +246,46 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     shuttingDown: false,
   };
 
-  const tls = config.sslCertFile && config.sslKeyFile
-    ? tlsServerOptions({ certFile: config.sslCertFile, keyFile: config.sslKeyFile, caFile: config.sslCaFile, clientAuth: config.sslClientAuth })
-    : undefined;
+  const tls =
+    config.sslCertFile && config.sslKeyFile ? tlsServerOptions({ certFile: config.sslCertFile, keyFile: config.sslKeyFile, caFile: config.sslCaFile, clientAuth: config.sslClientAuth }) : undefined;
   // Take this broker's coordinator slots before clients arrive (others hand theirs over once it has registered).
   await coordination.rebalance(await readLive());
 
-  const server = new KafkaServer({
-    listeners,
-    maxFrameBytes: config.socketRequestMaxBytes,
-    maxConnections: config.maxConnections,
-    maxConnectionsPerIp: config.maxConnectionsPerIp,
-    connectionsMaxIdleMs: config.connectionsMaxIdleMs,
-    pipeline: { maxInFlightRequests: config.connectionMaxInFlightRequests, maxInFlightBytes: config.connectionMaxInFlightBytes },
-    observeRequest: brokerMetrics?.observeRequest,
-    tls,
-    security: {
-      enabledMechanisms: config.saslEnabledMechanisms.split(','),
-      maxReauthMs: config.connectionsMaxReauthMs,
-      lookupCredential: (user, mechanism) => users.credential(user, mechanism),
+  const server = new KafkaServer(
+    {
+      listeners,
+      maxFrameBytes: config.socketRequestMaxBytes,
+      maxConnections: config.maxConnections,
+      maxConnectionsPerIp: config.maxConnectionsPerIp,
+      connectionsMaxIdleMs: config.connectionsMaxIdleMs,
+      pipeline: { maxInFlightRequests: config.connectionMaxInFlightRequests, maxInFlightBytes: config.connectionMaxInFlightBytes },
+      observeRequest: brokerMetrics?.observeRequest,
+      tls,
+      security: {
+        enabledMechanisms: config.saslEnabledMechanisms.split(','),
+        maxReauthMs: config.connectionsMaxReauthMs,
+        lookupCredential: (user, mechanism) => users.credential(user, mechanism),
+      },
     },
-  }, registry, context, log);
+    registry,
+    context,
+    log,
+  );
   const ports = Object.fromEntries(await server.listen());
   const port = ports[listeners[0]!.name]!;
-  context.self.listeners = Object.fromEntries(listeners.map((l, i) => {
-    const advertised = advertisedListeners.get(l.name);
-    const boundPort = ports[l.name]!;
-    return [l.name, {
-      host: advertised?.host || config.advertisedHost,
-      port: advertised?.port || (i === 0 && !config.listeners && config.advertisedPort) || boundPort,
-    }];
-  }));
+  context.self.listeners = Object.fromEntries(
+    listeners.map((l, i) => {
+      const advertised = advertisedListeners.get(l.name);
+      const boundPort = ports[l.name]!;
+      return [
+        l.name,
+        {
+          host: advertised?.host || config.advertisedHost,
+          port: advertised?.port || (i === 0 && !config.listeners && config.advertisedPort) || boundPort,
+        },
+      ];
+    }),
+  );
   // The first listener is also the broker's registered host and port (what brokers predating listeners read).
   Object.assign(context.self, context.self.listeners[listeners[0]!.name]!);
   if (!(await clusterStore.registerBroker(context.self, instanceId, BROKER_LIVENESS_MS))) {
@@ -318,9 +333,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   });
   cleaner.start();
   transactions.start();
-  const metrics = config.metricsEnabled
-    ? await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, lagStore: new LagStore(pool), log, registry: brokerMetrics?.registry })
-    : null;
+  const metrics = config.metricsEnabled ? await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, lagStore: new LagStore(pool), log, registry: brokerMetrics?.registry }) : null;
   log.info({ port, listeners: ports, metricsPort: metrics?.port, nodeId: config.nodeId, clusterId, database: database.kind, schema: config.schema }, 'pgkafka broker listening');
 
   let stopping: Promise<void> | null = null;

@@ -97,9 +97,6 @@ describe('Markdown links', () => {
 
   it('catches a missing file and a missing heading', () => {
     const text = '[a](apis.md) [b](missing.md) [c](apis.md#no-such-heading) [d](apis.md#the-single-copy-answers) [e](https://kafka.apache.org/)';
-    expect(brokenLinks('docs/example.md', text)).toEqual([
-      'missing.md (no file docs/missing.md)',
-      'apis.md#no-such-heading (no heading #no-such-heading in docs/apis.md)',
-    ]);
+    expect(brokenLinks('docs/example.md', text)).toEqual(['missing.md (no file docs/missing.md)', 'apis.md#no-such-heading (no heading #no-such-heading in docs/apis.md)']);
   });
 });

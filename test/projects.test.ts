@@ -84,10 +84,12 @@ describe('test projects', () => {
   });
 
   it('no unit test reaches PostgreSQL', () => {
-    const offending = files.filter((f) => projectOf(f) === 'unit').flatMap((f) => {
-      const chain = pathToPostgres(f);
-      return chain ? [chain.join(' -> ')] : [];
-    });
+    const offending = files
+      .filter((f) => projectOf(f) === 'unit')
+      .flatMap((f) => {
+        const chain = pathToPostgres(f);
+        return chain ? [chain.join(' -> ')] : [];
+      });
     expect(offending, 'move these to INTEGRATION in test/projects.ts').toEqual([]);
   });
 

@@ -19,13 +19,17 @@ async function create(c: RawClient, topics: Topic[], validateOnly = false, versi
   });
   // The configs a v5+ answer lists are compared by the configs scenarios; here only what creation decided.
   // Kafka lists the topics of a Metadata answer in the order of a hash set: compared by name.
-  return res.topics.sort((a, b) => (a.name ?? '').localeCompare(b.name ?? '')).map((t) => ({ name: t.name, errorCode: t.errorCode, errorMessage: t.errorMessage, numPartitions: t.numPartitions, replicationFactor: t.replicationFactor }));
+  return res.topics
+    .sort((a, b) => (a.name ?? '').localeCompare(b.name ?? ''))
+    .map((t) => ({ name: t.name, errorCode: t.errorCode, errorMessage: t.errorMessage, numPartitions: t.numPartitions, replicationFactor: t.replicationFactor }));
 }
 
 async function partitionsOf(c: RawClient, names: string[]) {
   const res = await c.request(MetadataApi, 12, { topics: names.map((name) => ({ name })), allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
   // Kafka lists the topics of a Metadata answer in the order of a hash set: compared by name.
-  return res.topics.sort((a, b) => (a.name ?? '').localeCompare(b.name ?? '')).map((t) => ({ name: t.name, errorCode: t.errorCode, isInternal: t.isInternal, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: p.errorCode })) }));
+  return res.topics
+    .sort((a, b) => (a.name ?? '').localeCompare(b.name ?? ''))
+    .map((t) => ({ name: t.name, errorCode: t.errorCode, isInternal: t.isInternal, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: p.errorCode })) }));
 }
 
 describe('differential: topic administration', () => {
@@ -44,7 +48,10 @@ describe('differential: topic administration', () => {
         unknownConfig: await create(c, [{ name: 'a-badconfig', configs: [{ name: 'no.such.config', value: '1' }] }]),
         badConfigValue: await create(c, [{ name: 'a-badvalue', configs: [{ name: 'retention.ms', value: 'soon' }] }]),
         validateOnly: await create(c, [{ name: 'a-validated', numPartitions: 2 }], true),
-        metadata: await eventually(() => partitionsOf(c, ['a-made', 'a-validated', 'ok.dotted_under-score', 'a-never']), (m) => m.filter((t) => t.errorCode === 0).length === 2),
+        metadata: await eventually(
+          () => partitionsOf(c, ['a-made', 'a-validated', 'ok.dotted_under-score', 'a-never']),
+          (m) => m.filter((t) => t.errorCode === 0).length === 2,
+        ),
       };
     });
     expectSame(outcome);
@@ -62,7 +69,10 @@ describe('differential: topic administration', () => {
         same: await grow('p-grow', 4),
         shrink: await grow('p-grow', 1),
         unknown: await grow('p-none', 3),
-        metadata: await eventually(() => partitionsOf(c, ['p-grow']), (m) => m[0]!.partitions.length === 4),
+        metadata: await eventually(
+          () => partitionsOf(c, ['p-grow']),
+          (m) => m[0]!.partitions.length === 4,
+        ),
       };
     });
     expectSame(outcome);
@@ -74,7 +84,31 @@ describe('differential: topic administration', () => {
       await createTopics(c, [{ name: 'r-trim', numPartitions: 2 }]);
       const produced = [];
       for (let i = 0; i < 3; i++) {
-        produced.push(await c.request(ProduceApi, 11, { acks: -1, timeoutMs: 10_000, topicData: [{ name: 'r-trim', partitionData: [{ index: 0, records: buildBatch({ baseTimestamp: 1_700_000_000_000n, records: [{ key: null, value: Buffer.from(`v${i}`) }, { key: null, value: Buffer.from(`w${i}`) }] }) }] }] }).then((r) => r.responses[0]!.partitionResponses[0]!.errorCode));
+        produced.push(
+          await c
+            .request(ProduceApi, 11, {
+              acks: -1,
+              timeoutMs: 10_000,
+              topicData: [
+                {
+                  name: 'r-trim',
+                  partitionData: [
+                    {
+                      index: 0,
+                      records: buildBatch({
+                        baseTimestamp: 1_700_000_000_000n,
+                        records: [
+                          { key: null, value: Buffer.from(`v${i}`) },
+                          { key: null, value: Buffer.from(`w${i}`) },
+                        ],
+                      }),
+                    },
+                  ],
+                },
+              ],
+            })
+            .then((r) => r.responses[0]!.partitionResponses[0]!.errorCode),
+        );
       }
       const trim = (partitions: { partitionIndex: number; offset: bigint }[], name = 'r-trim') =>
         c.request(DeleteRecordsApi, 2, { topics: [{ name, partitions }], timeoutMs: 10_000 }).then((r) => r.topics);
@@ -98,8 +132,7 @@ describe('differential: topic administration', () => {
       await createTopics(c, [{ name: 'x-doomed', numPartitions: 1 }]);
       const del = (names: string[]) =>
         c.request(DeleteTopicsApi, 6, { topics: names.map((name) => ({ name, topicId: '00000000-0000-0000-0000-000000000000' })), timeoutMs: 10_000 }).then((r) => r.responses);
-      const byId = (topicId: string) =>
-        c.request(DeleteTopicsApi, 6, { topics: [{ name: null, topicId }], timeoutMs: 10_000 }).then((r) => r.responses);
+      const byId = (topicId: string) => c.request(DeleteTopicsApi, 6, { topics: [{ name: null, topicId }], timeoutMs: 10_000 }).then((r) => r.responses);
       return { first: await del(['x-doomed']), unknown: await del(['x-never']), unknownId: await byId('5d0d8d5c-1b7e-4d0b-9a53-3c8a4f3c2a11') };
     });
     expectSame(outcome);

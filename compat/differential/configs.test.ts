@@ -17,7 +17,10 @@ const APPEND = 2;
 async function describeConfigs(c: RawClient, resourceType: number, resourceName: string, keys: string[] | null = null) {
   const res = await c.request(DescribeConfigsApi, 4, { resources: [{ resourceType, resourceName, configurationKeys: keys }], includeSynonyms: true, includeDocumentation: false });
   return res.results.map((r) => ({
-    errorCode: r.errorCode, errorMessage: r.errorMessage, resourceType: r.resourceType, resourceName: r.resourceName,
+    errorCode: r.errorCode,
+    errorMessage: r.errorMessage,
+    resourceType: r.resourceType,
+    resourceName: r.resourceName,
     configs: r.configs.sort((a, b) => a.name.localeCompare(b.name)),
   }));
 }
@@ -31,11 +34,23 @@ describe('differential: configs', () => {
   it('a topic: every config as created, then set, appended and deleted', async () => {
     const outcome = await onBoth(pair(), async (connect) => {
       const c = await connect();
-      const created = await createTopics(c, [{ name: 'c-topic', numPartitions: 1, configs: [{ name: 'retention.ms', value: '3600000' }, { name: 'cleanup.policy', value: 'compact' }] }]);
+      const created = await createTopics(c, [
+        {
+          name: 'c-topic',
+          numPartitions: 1,
+          configs: [
+            { name: 'retention.ms', value: '3600000' },
+            { name: 'cleanup.policy', value: 'compact' },
+          ],
+        },
+      ]);
       return {
         createdConfigs: created.topics[0]!.configs?.sort((a, b) => a.name.localeCompare(b.name)),
         described: await describeConfigs(c, TOPIC, 'c-topic'),
-        set: await alter(c, TOPIC, 'c-topic', [{ name: 'segment.bytes', configOperation: SET, value: '1048576' }, { name: 'retention.ms', configOperation: DELETE, value: null }]),
+        set: await alter(c, TOPIC, 'c-topic', [
+          { name: 'segment.bytes', configOperation: SET, value: '1048576' },
+          { name: 'retention.ms', configOperation: DELETE, value: null },
+        ]),
         append: await alter(c, TOPIC, 'c-topic', [{ name: 'cleanup.policy', configOperation: APPEND, value: 'delete' }]),
         badValue: await alter(c, TOPIC, 'c-topic', [{ name: 'retention.ms', configOperation: SET, value: 'soon' }]),
         unknownName: await alter(c, TOPIC, 'c-topic', [{ name: 'no.such.config', configOperation: SET, value: '1' }]),
@@ -51,17 +66,29 @@ describe('differential: configs', () => {
     const outcome = await onBoth(pair(), async (connect) => {
       const c = await connect();
       const node = String((await c.request(MetadataApi, 12, { topics: [], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false })).brokers[0]!.nodeId);
-      const keys = ['default.replication.factor', 'num.partitions', 'log.retention.ms', 'log.retention.hours', 'message.max.bytes', 'auto.create.topics.enable', 'offsets.topic.num.partitions', 'log.cleanup.policy', 'compression.type'];
+      const keys = [
+        'default.replication.factor',
+        'num.partitions',
+        'log.retention.ms',
+        'log.retention.hours',
+        'message.max.bytes',
+        'auto.create.topics.enable',
+        'offsets.topic.num.partitions',
+        'log.cleanup.policy',
+        'compression.type',
+      ];
       return {
         read: await describeConfigs(c, BROKER, node, keys),
         setDynamic: await alter(c, BROKER, node, [{ name: 'log.retention.ms', configOperation: SET, value: '7200000' }]),
         setClusterDefault: await alter(c, BROKER, '', [{ name: 'log.cleanup.policy', configOperation: SET, value: 'compact' }]),
         readOnly: await alter(c, BROKER, node, [{ name: 'num.partitions', configOperation: SET, value: '3' }]),
         // Kafka's brokers apply a config change when they replay the metadata log: read until it shows.
-        afterDynamic: await eventually(() => describeConfigs(c, BROKER, node, ['log.retention.ms', 'log.cleanup.policy']), (r) => r[0]!.configs.some((x) => x.name === 'log.cleanup.policy' && x.value === 'compact')),
+        afterDynamic: await eventually(
+          () => describeConfigs(c, BROKER, node, ['log.retention.ms', 'log.cleanup.policy']),
+          (r) => r[0]!.configs.some((x) => x.name === 'log.cleanup.policy' && x.value === 'compact'),
+        ),
         clusterDefaults: await describeConfigs(c, BROKER, ''),
-        topicSeesDefaults: await createTopics(c, [{ name: 'c-defaults', numPartitions: 1 }])
-          .then(() => describeConfigs(c, TOPIC, 'c-defaults', ['retention.ms', 'cleanup.policy'])),
+        topicSeesDefaults: await createTopics(c, [{ name: 'c-defaults', numPartitions: 1 }]).then(() => describeConfigs(c, TOPIC, 'c-defaults', ['retention.ms', 'cleanup.policy'])),
       };
     });
     expectSame(outcome);

@@ -27,38 +27,59 @@ type Label = ReturnType<typeof labeller>;
 
 const joinRaw = (c: RawClient, groupId: string, memberId: string, groupInstanceId: string | null, topics = ['ge-topic']) =>
   c.request(JoinGroupApi, 7, {
-    groupId, sessionTimeoutMs: 10_000, rebalanceTimeoutMs: 10_000, memberId, groupInstanceId, protocolType: 'consumer',
+    groupId,
+    sessionTimeoutMs: 10_000,
+    rebalanceTimeoutMs: 10_000,
+    memberId,
+    groupInstanceId,
+    protocolType: 'consumer',
     protocols: [{ name: 'range', metadata: subscription(topics) }],
   });
 
 const joined = (label: Label, r: JoinGroupResponse) => ({
-  errorCode: r.errorCode, generationId: r.generationId, protocolName: r.protocolName, skipAssignment: r.skipAssignment,
-  member: label(r.memberId), leaderMember: label(r.leader),
+  errorCode: r.errorCode,
+  generationId: r.generationId,
+  protocolName: r.protocolName,
+  skipAssignment: r.skipAssignment,
+  member: label(r.memberId),
+  leaderMember: label(r.leader),
   members: r.members.map((m) => ({ member: label(m.memberId), groupInstanceId: m.groupInstanceId })).sort((a, b) => a.member.localeCompare(b.member)),
 });
 
 const syncRaw = (c: RawClient, groupId: string, generationId: number, memberId: string, groupInstanceId: string | null, assignments: { memberId: string; assignment: Buffer }[] = []) =>
-  c.request(SyncGroupApi, 5, { groupId, generationId, memberId, groupInstanceId, protocolType: 'consumer', protocolName: 'range', assignments })
+  c
+    .request(SyncGroupApi, 5, { groupId, generationId, memberId, groupInstanceId, protocolType: 'consumer', protocolName: 'range', assignments })
     .then((r) => ({ errorCode: r.errorCode, protocolName: r.protocolName, assignment: r.assignment.toString() }));
 
 const heartbeat = (c: RawClient, groupId: string, generationId: number, memberId: string, groupInstanceId: string | null = null) =>
   c.request(HeartbeatApi, 4, { groupId, generationId, memberId, groupInstanceId }).then((r) => r.errorCode);
 
 const commit = (c: RawClient, groupId: string, generationId: number, memberId: string, groupInstanceId: string | null) =>
-  c.request(OffsetCommitApi, 8, {
-    groupId, generationIdOrMemberEpoch: generationId, memberId, groupInstanceId,
-    topics: [{ name: 'ge-topic', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] }],
-  }).then((r) => r.topics.flatMap((t) => t.partitions.map((p) => p.errorCode)));
+  c
+    .request(OffsetCommitApi, 8, {
+      groupId,
+      generationIdOrMemberEpoch: generationId,
+      memberId,
+      groupInstanceId,
+      topics: [{ name: 'ge-topic', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] }],
+    })
+    .then((r) => r.topics.flatMap((t) => t.partitions.map((p) => p.errorCode)));
 
 const described = (label: Label, c: RawClient, groupId: string) =>
-  c.request(DescribeGroupsApi, 5, { groups: [groupId], includeAuthorizedOperations: false }).then((r) => r.groups.map((g) => ({
-    errorCode: g.errorCode, groupState: g.groupState, protocolType: g.protocolType, protocolData: g.protocolData,
-    members: g.members.map((m) => ({ member: label(m.memberId), groupInstanceId: m.groupInstanceId, assignment: m.memberAssignment.toString() })).sort((a, b) => a.member.localeCompare(b.member)),
-  })));
+  c.request(DescribeGroupsApi, 5, { groups: [groupId], includeAuthorizedOperations: false }).then((r) =>
+    r.groups.map((g) => ({
+      errorCode: g.errorCode,
+      groupState: g.groupState,
+      protocolType: g.protocolType,
+      protocolData: g.protocolData,
+      members: g.members.map((m) => ({ member: label(m.memberId), groupInstanceId: m.groupInstanceId, assignment: m.memberAssignment.toString() })).sort((a, b) => a.member.localeCompare(b.member)),
+    })),
+  );
 
 const leave = (label: Label, c: RawClient, groupId: string, members: { memberId: string; groupInstanceId: string | null }[]) =>
   c.request(LeaveGroupApi, 4, { groupId, members }).then((r) => ({
-    errorCode: r.errorCode, members: r.members.map((m) => ({ member: label(m.memberId), groupInstanceId: m.groupInstanceId, errorCode: m.errorCode })),
+    errorCode: r.errorCode,
+    members: r.members.map((m) => ({ member: label(m.memberId), groupInstanceId: m.groupInstanceId, errorCode: m.errorCode })),
   }));
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -82,7 +103,10 @@ describe('differential: classic group edge cases', () => {
       const joinedB = await second;
       label(joinedB.memberId);
       const syncB = syncRaw(other, 'ge-static', joinedB.generationId, joinedB.memberId, 'i-b');
-      const syncA = await syncRaw(c, 'ge-static', rejoinA.generationId, rejoinA.memberId, 'i-a', [{ memberId: rejoinA.memberId, assignment: Buffer.from('a-2') }, { memberId: joinedB.memberId, assignment: Buffer.from('b-2') }]);
+      const syncA = await syncRaw(c, 'ge-static', rejoinA.generationId, rejoinA.memberId, 'i-a', [
+        { memberId: rejoinA.memberId, assignment: Buffer.from('a-2') },
+        { memberId: joinedB.memberId, assignment: Buffer.from('b-2') },
+      ]);
       const stable = await described(label, c, 'ge-static');
       // i-b restarts: it joins with no member id and the same instance id while the group is stable.
       const restarted = await joinRaw(await connect(), 'ge-static', '', 'i-b');
@@ -101,12 +125,22 @@ describe('differential: classic group edge cases', () => {
       const leaving = {
         wrongMemberForInstance: await leave(label, c, 'ge-static', [{ memberId: joinedB.memberId, groupInstanceId: 'i-b' }]),
         unknownInstance: await leave(label, c, 'ge-static', [{ memberId: '', groupInstanceId: 'i-nobody' }]),
-        byInstance: await leave(label, c, 'ge-static', [{ memberId: '', groupInstanceId: 'i-b' }, { memberId: rejoinA.memberId, groupInstanceId: 'i-a' }]),
+        byInstance: await leave(label, c, 'ge-static', [
+          { memberId: '', groupInstanceId: 'i-b' },
+          { memberId: rejoinA.memberId, groupInstanceId: 'i-a' },
+        ]),
         described: await described(label, c, 'ge-static'),
       };
       return {
-        first: joined(label, first), firstSync, rejoinA: joined(label, rejoinA), joinedB: joined(label, joinedB), syncA, syncB: await syncB, stable,
-        afterRestart, leaving,
+        first: joined(label, first),
+        firstSync,
+        rejoinA: joined(label, rejoinA),
+        joinedB: joined(label, joinedB),
+        syncA,
+        syncB: await syncB,
+        stable,
+        afterRestart,
+        leaving,
       };
     });
     expectSame(outcome);
@@ -147,7 +181,10 @@ describe('differential: classic group edge cases', () => {
       const [leader, follower, leaderId, followerId] = leaderIsA ? [a, b, idA, idB] : [b, a, idB, idA];
       const followerSync = syncRaw(follower, 'ge-dyn', gen2A.generationId, followerId, null);
       await pause(300);
-      const leaderSync = await syncRaw(leader, 'ge-dyn', gen2A.generationId, leaderId, null, [{ memberId: leaderId, assignment: Buffer.from('for-leader') }, { memberId: followerId, assignment: Buffer.from('for-follower') }]);
+      const leaderSync = await syncRaw(leader, 'ge-dyn', gen2A.generationId, leaderId, null, [
+        { memberId: leaderId, assignment: Buffer.from('for-leader') },
+        { memberId: followerId, assignment: Buffer.from('for-follower') },
+      ]);
       const stable = {
         followerSync: await followerSync,
         leaderSync,
@@ -165,9 +202,21 @@ describe('differential: classic group edge cases', () => {
       const gen3Leader = await joinRaw(leader, 'ge-dyn', leaderId, null);
       const gen3Follower = await changed;
       return {
-        gen1: joined(label, gen1), sync1, during, gen2A: joined(label, gen2A), gen2B: joined(label, gen2B), completing, leaderIsA, stable,
-        leaderHeartbeat, gen3Leader: joined(label, gen3Leader), gen3Follower: joined(label, gen3Follower),
-        left: await leave(label, a, 'ge-dyn', [{ memberId: idA, groupInstanceId: null }, { memberId: idB, groupInstanceId: null }]),
+        gen1: joined(label, gen1),
+        sync1,
+        during,
+        gen2A: joined(label, gen2A),
+        gen2B: joined(label, gen2B),
+        completing,
+        leaderIsA,
+        stable,
+        leaderHeartbeat,
+        gen3Leader: joined(label, gen3Leader),
+        gen3Follower: joined(label, gen3Follower),
+        left: await leave(label, a, 'ge-dyn', [
+          { memberId: idA, groupInstanceId: null },
+          { memberId: idB, groupInstanceId: null },
+        ]),
       };
     });
     expectSame(outcome);

@@ -38,7 +38,13 @@ async function produce(c: RawClient, topic: string, partition: number, records: 
 /** What a consumer sees of a fetched partition: the watermarks and every batch and record, decoded. */
 async function fetchFrom(c: RawClient, topic: string, partition: number, fetchOffset: bigint, version = 12) {
   const res = await c.request(FetchApi, version, {
-    replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+    replicaId: -1,
+    maxWaitMs: 0,
+    minBytes: 1,
+    maxBytes: 1 << 20,
+    isolationLevel: 0,
+    sessionId: 0,
+    sessionEpoch: -1,
     topics: [{ topic, partitions: [{ partition, fetchOffset, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1 }] }],
   });
   return res.responses.flatMap((t) =>
@@ -46,13 +52,27 @@ async function fetchFrom(c: RawClient, topic: string, partition: number, fetchOf
       const buf = Array.isArray(p.records) ? Buffer.concat(p.records) : (p.records ?? Buffer.alloc(0));
       const { batches } = parseBatches(buf, { mode: 'log' });
       return {
-        errorCode: p.errorCode, highWatermark: p.highWatermark, lastStableOffset: p.lastStableOffset, logStartOffset: p.logStartOffset,
-        abortedTransactions: p.abortedTransactions, preferredReadReplica: p.preferredReadReplica,
+        errorCode: p.errorCode,
+        highWatermark: p.highWatermark,
+        lastStableOffset: p.lastStableOffset,
+        logStartOffset: p.logStartOffset,
+        abortedTransactions: p.abortedTransactions,
+        preferredReadReplica: p.preferredReadReplica,
         batches: batches.map((h) => ({
-          baseOffset: h.baseOffset, lastOffsetDelta: h.lastOffsetDelta, partitionLeaderEpoch: h.partitionLeaderEpoch, magic: h.magic,
-          compression: h.compression, timestampType: h.timestampType, baseTimestamp: h.baseTimestamp, maxTimestamp: h.maxTimestamp, recordCount: h.recordCount,
+          baseOffset: h.baseOffset,
+          lastOffsetDelta: h.lastOffsetDelta,
+          partitionLeaderEpoch: h.partitionLeaderEpoch,
+          magic: h.magic,
+          compression: h.compression,
+          timestampType: h.timestampType,
+          baseTimestamp: h.baseTimestamp,
+          maxTimestamp: h.maxTimestamp,
+          recordCount: h.recordCount,
           records: decodeRecords(buf, h).records.map((r) => ({
-            offsetDelta: r.offsetDelta, timestampDelta: r.timestampDelta, key: r.key?.toString() ?? null, value: r.value?.toString() ?? null,
+            offsetDelta: r.offsetDelta,
+            timestampDelta: r.timestampDelta,
+            key: r.key?.toString() ?? null,
+            value: r.value?.toString() ?? null,
             headers: r.headers.map((x) => [x.key, x.value?.toString() ?? null]),
           })),
         })),
@@ -142,14 +162,20 @@ describe('differential: produce and fetch', () => {
     const outcome = await onBoth(pair(), async (connect) => {
       const c = await connect();
       const metadata = (names: string[], allowAutoTopicCreation: boolean) =>
-        c.request(MetadataApi, 12, { topics: names.map((name) => ({ name })), allowAutoTopicCreation, includeTopicAuthorizedOperations: false })
-          .then((r) => r.topics.map((t) => ({ name: t.name, errorCode: t.errorCode, isInternal: t.isInternal, partitions: t.partitions.length })).sort((a, b) => (a.name ?? '').localeCompare(b.name ?? '')));
+        c
+          .request(MetadataApi, 12, { topics: names.map((name) => ({ name })), allowAutoTopicCreation, includeTopicAuthorizedOperations: false })
+          .then((r) =>
+            r.topics.map((t) => ({ name: t.name, errorCode: t.errorCode, isInternal: t.isInternal, partitions: t.partitions.length })).sort((a, b) => (a.name ?? '').localeCompare(b.name ?? '')),
+          );
       return {
         notCreated: await metadata(['m-absent'], false),
         invalidName: await metadata(['bad name', '..'], true),
         // (The first answer is left out: Kafka creates the topic after answering UNKNOWN_TOPIC_OR_PARTITION, pgkafka before answering.)
         creating: await metadata(['m-auto'], true).then(() => 'asked'),
-        afterwards: await eventually(() => metadata(['m-auto'], false), (m) => m[0]!.errorCode === 0 && m[0]!.partitions > 0),
+        afterwards: await eventually(
+          () => metadata(['m-auto'], false),
+          (m) => m[0]!.errorCode === 0 && m[0]!.partitions > 0,
+        ),
       };
     });
     expectSame(outcome);

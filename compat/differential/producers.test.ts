@@ -15,14 +15,24 @@ type Producer = { producerId: bigint; producerEpoch: number };
 
 function batch(p: Producer, baseSequence: number, values: string[], isTransactional = false): Buffer {
   return buildBatch({
-    baseTimestamp: T0, producerId: p.producerId, producerEpoch: p.producerEpoch, baseSequence, isTransactional,
+    baseTimestamp: T0,
+    producerId: p.producerId,
+    producerEpoch: p.producerEpoch,
+    baseSequence,
+    isTransactional,
     records: values.map((v) => ({ key: null, value: Buffer.from(v) })),
   });
 }
 
 async function produce(c: RawClient, topic: string, records: Buffer, transactionalId: string | null = null, version = 11) {
   const res = await c.request(ProduceApi, version, { transactionalId, acks: -1, timeoutMs: 10_000, topicData: [{ name: topic, partitionData: [{ index: 0, records }] }] });
-  return res.responses[0]!.partitionResponses.map((p) => ({ errorCode: p.errorCode, errorMessage: p.errorMessage, baseOffset: p.baseOffset, logStartOffset: p.logStartOffset, recordErrors: p.recordErrors }));
+  return res.responses[0]!.partitionResponses.map((p) => ({
+    errorCode: p.errorCode,
+    errorMessage: p.errorMessage,
+    baseOffset: p.baseOffset,
+    logStartOffset: p.logStartOffset,
+    recordErrors: p.recordErrors,
+  }));
 }
 
 /** Retriable answers a client waits out: the coordinator loading, moving, or ending the previous transaction. */
@@ -64,7 +74,13 @@ async function read(c: RawClient, topic: string, isolationLevel: 0 | 1) {
   let last: { errorCode: number; highWatermark: bigint; lastStableOffset: bigint } | undefined;
   for (let round = 0; round < 20; round++) {
     const res = await c.request(FetchApi, 12, {
-      replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, isolationLevel, sessionId: 0, sessionEpoch: -1,
+      replicaId: -1,
+      maxWaitMs: 0,
+      minBytes: 1,
+      maxBytes: 1 << 20,
+      isolationLevel,
+      sessionId: 0,
+      sessionEpoch: -1,
       topics: [{ topic, partitions: [{ partition: 0, fetchOffset, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1 }] }],
     });
     const p = res.responses[0]!.partitions[0]!;
@@ -73,7 +89,11 @@ async function read(c: RawClient, topic: string, isolationLevel: 0 | 1) {
     const buf = Array.isArray(p.records) ? Buffer.concat(p.records) : (p.records ?? Buffer.alloc(0));
     for (const h of parseBatches(buf, { mode: 'log' }).batches) {
       batches.push({
-        baseOffset: h.baseOffset, isTransactional: h.isTransactional, isControl: h.isControl, producerEpoch: h.producerEpoch, baseSequence: h.baseSequence,
+        baseOffset: h.baseOffset,
+        isTransactional: h.isTransactional,
+        isControl: h.isControl,
+        producerEpoch: h.producerEpoch,
+        baseSequence: h.baseSequence,
         records: decodeRecords(buf, h).records.map((r) => (h.isControl ? `control:${r.key?.toString('hex')}` : r.value?.toString())),
       });
       fetchOffset = h.baseOffset + BigInt(h.lastOffsetDelta) + 1n;
@@ -116,11 +136,20 @@ describe('differential: producers', () => {
       const p = await initProducer(c, 't-one');
       const add = () =>
         settled(
-          () => c.request(AddPartitionsToTxnApi, 3, { v3AndBelowTransactionalId: 't-one', v3AndBelowProducerId: p.producerId, v3AndBelowProducerEpoch: p.producerEpoch, v3AndBelowTopics: [{ name: 't-log', partitions: [0] }] }),
+          () =>
+            c.request(AddPartitionsToTxnApi, 3, {
+              v3AndBelowTransactionalId: 't-one',
+              v3AndBelowProducerId: p.producerId,
+              v3AndBelowProducerEpoch: p.producerEpoch,
+              v3AndBelowTopics: [{ name: 't-log', partitions: [0] }],
+            }),
           (r) => r.resultsByTopicV3AndBelow[0]!.resultsByPartition[0]!.partitionErrorCode,
         ).then((r) => r.resultsByTopicV3AndBelow);
       const end = (committed: boolean, epoch = p.producerEpoch) =>
-        settled(() => c.request(EndTxnApi, 3, { transactionalId: 't-one', producerId: p.producerId, producerEpoch: epoch, committed }), (r) => r.errorCode).then((r) => r.errorCode);
+        settled(
+          () => c.request(EndTxnApi, 3, { transactionalId: 't-one', producerId: p.producerId, producerEpoch: epoch, committed }),
+          (r) => r.errorCode,
+        ).then((r) => r.errorCode);
       const added = await add();
       const produced = await produce(c, 't-log', batch(p, 0, ['c1', 'c2'], true), 't-one');
       const openCommitted = await read(c, 't-log', 1);
@@ -129,7 +158,14 @@ describe('differential: producers', () => {
       const producedAgain = await produce(c, 't-log', batch(p, 2, ['a1'], true), 't-one');
       const aborted = await end(false);
       return {
-        init: p, added, produced, openCommitted, committed, addedAgain, producedAgain, aborted,
+        init: p,
+        added,
+        produced,
+        openCommitted,
+        committed,
+        addedAgain,
+        producedAgain,
+        aborted,
         endWithoutTransaction: await end(true),
         endWithStaleEpoch: await end(true, p.producerEpoch - 1),
         readCommitted: await read(c, 't-log', 1),
@@ -146,21 +182,41 @@ describe('differential: producers', () => {
       await awaitCoordinator(c, ['t-two'], 1);
       await awaitCoordinator(c, ['t-group']);
       const old = await initProducer(c, 't-two');
-      await c.request(AddPartitionsToTxnApi, 3, { v3AndBelowTransactionalId: 't-two', v3AndBelowProducerId: old.producerId, v3AndBelowProducerEpoch: old.producerEpoch, v3AndBelowTopics: [{ name: 't-fenced', partitions: [0] }] });
+      await c.request(AddPartitionsToTxnApi, 3, {
+        v3AndBelowTransactionalId: 't-two',
+        v3AndBelowProducerId: old.producerId,
+        v3AndBelowProducerEpoch: old.producerEpoch,
+        v3AndBelowTopics: [{ name: 't-fenced', partitions: [0] }],
+      });
       const oldProduced = await produce(c, 't-fenced', batch(old, 0, ['old'], true), 't-two');
       const fresh = await initProducer(c, 't-two');
-      const offsetsAdded = await c.request(AddOffsetsToTxnApi, 3, { transactionalId: 't-two', producerId: fresh.producerId, producerEpoch: fresh.producerEpoch, groupId: 't-group' }).then((r) => r.errorCode);
-      const txnCommit = await c.request(TxnOffsetCommitApi, 3, {
-        transactionalId: 't-two', groupId: 't-group', producerId: fresh.producerId, producerEpoch: fresh.producerEpoch, generationId: -1, memberId: '', groupInstanceId: null,
-        topics: [{ name: 't-fenced', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: 'txn' }] }],
-      }).then((r) => r.topics);
+      const offsetsAdded = await c
+        .request(AddOffsetsToTxnApi, 3, { transactionalId: 't-two', producerId: fresh.producerId, producerEpoch: fresh.producerEpoch, groupId: 't-group' })
+        .then((r) => r.errorCode);
+      const txnCommit = await c
+        .request(TxnOffsetCommitApi, 3, {
+          transactionalId: 't-two',
+          groupId: 't-group',
+          producerId: fresh.producerId,
+          producerEpoch: fresh.producerEpoch,
+          generationId: -1,
+          memberId: '',
+          groupInstanceId: null,
+          topics: [{ name: 't-fenced', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: 'txn' }] }],
+        })
+        .then((r) => r.topics);
       return {
-        old, fresh: { ...fresh, epochAdvanced: fresh.producerEpoch > old.producerEpoch, sameId: fresh.producerId === old.producerId },
+        old,
+        fresh: { ...fresh, epochAdvanced: fresh.producerEpoch > old.producerEpoch, sameId: fresh.producerId === old.producerId },
         oldProduced,
         oldProducesAfterFence: await produce(c, 't-fenced', batch(old, 1, ['late'], true), 't-two'),
         oldEnds: await c.request(EndTxnApi, 3, { transactionalId: 't-two', producerId: old.producerId, producerEpoch: old.producerEpoch, committed: true }).then((r) => r.errorCode),
-        offsetsAdded, txnCommit,
-        freshEnds: await settled(() => c.request(EndTxnApi, 3, { transactionalId: 't-two', producerId: fresh.producerId, producerEpoch: fresh.producerEpoch, committed: true }), (r) => r.errorCode).then((r) => r.errorCode),
+        offsetsAdded,
+        txnCommit,
+        freshEnds: await settled(
+          () => c.request(EndTxnApi, 3, { transactionalId: 't-two', producerId: fresh.producerId, producerEpoch: fresh.producerEpoch, committed: true }),
+          (r) => r.errorCode,
+        ).then((r) => r.errorCode),
         // Once the coordinator has finished the commit (Kafka writes its markers after answering).
         settledInit: await initProducer(c, 't-two').then((r) => r.errorCode),
         readCommitted: await read(c, 't-fenced', 1),

@@ -37,8 +37,8 @@ export class CkMember extends EventLog implements Member {
       'max.poll.interval.ms': req.max_poll_ms ?? 30_000,
       'enable.partition.eof': true,
       'topic.metadata.refresh.interval.ms': 2000,
-      'rebalance_cb': true,
-      'offset_commit_cb': true,
+      rebalance_cb: true,
+      offset_commit_cb: true,
     };
     if (req.instance_id) conf['group.instance.id'] = req.instance_id;
     if (req.strategy) conf['partition.assignment.strategy'] = req.strategy;
@@ -132,8 +132,7 @@ export class CkMember extends EventLog implements Member {
   async stop() {
     if (this.done) return;
     this.running = false;
-    const bounded = (p: Promise<unknown> | undefined, what: string) =>
-      Promise.race([p, new Promise((r) => setTimeout(() => r(this.push({ ev: 'error', error: `${what} took over 10 s` })), 10_000))]);
+    const bounded = (p: Promise<unknown> | undefined, what: string) => Promise.race([p, new Promise((r) => setTimeout(() => r(this.push({ ev: 'error', error: `${what} took over 10 s` })), 10_000))]);
     await bounded(this.started, 'start');
     await bounded(this.loop, 'the poll loop');
     await bounded(new Promise<void>((res) => this.consumer.disconnect(() => res())), 'disconnect');

@@ -31,22 +31,24 @@ const env: MemberEnv = { broker: () => broker, kit: () => k, spawn: member, tag:
 async function spread() {
   const topic = 'ckjs-spread';
   await createTopic(k, topic, 12);
-  const members = Array.from({ length: 30 }, (_, i) =>
-    member({ bootstrap: broker.bootstrap, topic, group: topic, name: `m${i}`, session_ms: 10_000, heartbeat_ms: 1000, commit_every: 1, max_s: 60 }),
-  );
-  const owned = (m: CkMember) => (m.events.filter((e) => e.ev === 'assign' || e.ev === 'revoke').at(-1) as { ev: string; owned: number[] } | undefined);
+  const members = Array.from({ length: 30 }, (_, i) => member({ bootstrap: broker.bootstrap, topic, group: topic, name: `m${i}`, session_ms: 10_000, heartbeat_ms: 1000, commit_every: 1, max_s: 60 }));
+  const owned = (m: CkMember) => m.events.filter((e) => e.ev === 'assign' || e.ev === 'revoke').at(-1) as { ev: string; owned: number[] } | undefined;
   try {
     // Settled: every member's last rebalance event is an assignment, and the 12 partitions are spread one each.
-    const gen = await eventually(async () => {
-      const last = members.map(owned);
-      expect(last.every((e) => e?.ev === 'assign')).toBe(true);
-      expect(last.map((e) => e!.owned.length).sort()).toEqual([...Array(18).fill(0), ...Array(12).fill(1)]);
-      expect(last.flatMap((e) => e!.owned).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i));
-      const { groups } = await k.admin.describeGroups([topic]);
-      expect(groups[0]!.state).toBe('Stable');
-      expect(groups[0]!.members).toHaveLength(30);
-      return generation(broker, topic);
-    }, 45_000, 300);
+    const gen = await eventually(
+      async () => {
+        const last = members.map(owned);
+        expect(last.every((e) => e?.ev === 'assign')).toBe(true);
+        expect(last.map((e) => e!.owned.length).sort()).toEqual([...Array(18).fill(0), ...Array(12).fill(1)]);
+        expect(last.flatMap((e) => e!.owned).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i));
+        const { groups } = await k.admin.describeGroups([topic]);
+        expect(groups[0]!.state).toBe('Stable');
+        expect(groups[0]!.members).toHaveLength(30);
+        return generation(broker, topic);
+      },
+      45_000,
+      300,
+    );
     const assignments = members.map((m) => owned(m)!.owned);
     await k.producer.send({ topic, acks: -1, messages: Array.from({ length: 1200 }, (_, i) => ({ key: `key-${i}`, value: `value-${i}` })) });
     const all = () => members.flatMap((m, i) => m.msgs().map((x) => ({ ...x, member: i })));

@@ -40,17 +40,23 @@ async function spread() {
       c.on(c.events.HEARTBEAT, (e) => (joins[i]!.generationId = e.payload.groupGenerationId));
       consumers.push(c);
     }
-    await Promise.all(consumers.map(async (c, i) => {
-      await c.connect();
-      await c.subscribe({ topics: [topic], fromBeginning: true });
-      await c.run({ eachMessage: async ({ partition, message }) => void consumed.push({ member: i, p: partition, o: Number(message.offset), key: message.key!.toString() }) });
-    }));
+    await Promise.all(
+      consumers.map(async (c, i) => {
+        await c.connect();
+        await c.subscribe({ topics: [topic], fromBeginning: true });
+        await c.run({ eachMessage: async ({ partition, message }) => void consumed.push({ member: i, p: partition, o: Number(message.offset), key: message.key!.toString() }) });
+      }),
+    );
     // Every member heartbeats in the same (latest) generation and the 12 partitions are spread one each.
-    const gen = await eventually(async () => {
-      const g = await generation(broker, topic);
-      expect(joins.map((j) => j.generationId)).toEqual(Array(30).fill(g));
-      return g;
-    }, 40_000, 250);
+    const gen = await eventually(
+      async () => {
+        const g = await generation(broker, topic);
+        expect(joins.map((j) => j.generationId)).toEqual(Array(30).fill(g));
+        return g;
+      },
+      40_000,
+      250,
+    );
     expect(joins.map((j) => j.parts.length).sort()).toEqual([...Array(18).fill(0), ...Array(12).fill(1)]);
     expect(joins.flatMap((j) => j.parts).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i));
     // DescribeGroups says the same.

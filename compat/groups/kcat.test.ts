@@ -23,13 +23,30 @@ afterAll(async () => {
 
 const FORMAT = '%p:%o:%k\\n';
 const groupArgs = (group: string, topic: string, reset: string) => [
-  '-b', broker.bootstrap, '-G', group, topic, '-f', FORMAT, '-X', `auto.offset.reset=${reset}`,
-  '-X', 'session.timeout.ms=6000', '-X', 'heartbeat.interval.ms=500', '-X', 'enable.partition.eof=true',
+  '-b',
+  broker.bootstrap,
+  '-G',
+  group,
+  topic,
+  '-f',
+  FORMAT,
+  '-X',
+  `auto.offset.reset=${reset}`,
+  '-X',
+  'session.timeout.ms=6000',
+  '-X',
+  'heartbeat.interval.ms=500',
+  '-X',
+  'enable.partition.eof=true',
 ];
-const parse = (out: string) => out.split('\n').filter((l) => l !== '').map((l) => {
-  const [p, o, key] = l.split(':');
-  return { p: Number(p), o: Number(o), key: key! };
-});
+const parse = (out: string) =>
+  out
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => {
+      const [p, o, key] = l.split(':');
+      return { p: Number(p), o: Number(o), key: key! };
+    });
 
 /** kcat -G ... -e: reads until every assigned partition is at its end, commits, exits. */
 async function readToEnd(group: string, topic: string, reset = 'earliest') {
@@ -50,9 +67,25 @@ describe('kcat -G consumer groups', () => {
       // The kcat group reads exactly the new records; then it is at 0 while the other one lags.
       const more = await readToEnd(`${topic}-fast`, topic);
       expect(more.map((m) => m.key).sort()).toEqual([0, 1, 2].flatMap((p) => [0, 1, 2, 3, 4].map((i) => `more-${p}-${i}`)).sort());
-      await eventually(async () => expect(entries(await wireLag(k, `${topic}-fast`, topic))).toEqual([[0, 0], [1, 0], [2, 0]]), 10_000);
-      expect(entries(await wireLag(k, `${topic}-slow`, topic))).toEqual([[0, 11], [1, 15], [2, 15]]);
-      expect(entries(await metricsLag(broker, `${topic}-fast`, topic))).toEqual([[0, 0], [1, 0], [2, 0]]);
+      await eventually(
+        async () =>
+          expect(entries(await wireLag(k, `${topic}-fast`, topic))).toEqual([
+            [0, 0],
+            [1, 0],
+            [2, 0],
+          ]),
+        10_000,
+      );
+      expect(entries(await wireLag(k, `${topic}-slow`, topic))).toEqual([
+        [0, 11],
+        [1, 15],
+        [2, 15],
+      ]);
+      expect(entries(await metricsLag(broker, `${topic}-fast`, topic))).toEqual([
+        [0, 0],
+        [1, 0],
+        [2, 0],
+      ]);
       expect(entries(await metricsLag(broker, `${topic}-slow`, topic))).toEqual([[0, 11]]);
     },
     '7 replay': async () => {
@@ -63,7 +96,10 @@ describe('kcat -G consumer groups', () => {
       // A new group with earliest reads everything; a second run of the same group nothing (it committed).
       expect((await readToEnd(`${topic}-earliest`, topic)).map((m) => `${m.p}:${m.o}`).sort()).toEqual(all);
       expect(await readToEnd(`${topic}-earliest`, topic)).toEqual([]);
-      expect(entries(await committed(k, `${topic}-earliest`, topic))).toEqual([[0, 10], [1, 10]]);
+      expect(entries(await committed(k, `${topic}-earliest`, topic))).toEqual([
+        [0, 10],
+        [1, 10],
+      ]);
       // A new group with latest: once both partitions report their end (stderr), produce; it reads only those.
       const latest = new Proc(KCAT, [...groupArgs(`${topic}-latest`, topic, 'latest'), '-u'], 30_000); // -u: unbuffered stdout
       try {
@@ -71,9 +107,22 @@ describe('kcat -G consumer groups', () => {
         await k.producer.send({ topic, acks: -1, messages: Array.from({ length: 6 }, (_, i) => ({ key: `late-${i}`, value: 'v' })) });
         const hw = await highWatermarks(k, topic);
         expect([...hw.values()].reduce((a, b) => a + b)).toBe(26);
-        await eventually(() => expect(latest.stdoutText().split('\n').filter((l) => l !== '').length).toBe(6), 15_000);
+        await eventually(
+          () =>
+            expect(
+              latest
+                .stdoutText()
+                .split('\n')
+                .filter((l) => l !== '').length,
+            ).toBe(6),
+          15_000,
+        );
         await new Promise((r) => setTimeout(r, 1000));
-        expect(parse(latest.stdoutText()).map((m) => m.key).sort()).toEqual(Array.from({ length: 6 }, (_, i) => `late-${i}`));
+        expect(
+          parse(latest.stdoutText())
+            .map((m) => m.key)
+            .sort(),
+        ).toEqual(Array.from({ length: 6 }, (_, i) => `late-${i}`));
       } finally {
         await latest.kill();
       }

@@ -7,8 +7,22 @@
 import { expect } from 'vitest';
 import type { TestBroker } from '../../test/support/broker.js';
 import {
-  cliGroup, committed, createTopic, entries, eventually, expectCovers, highWatermarks, metricsLag, produceEach, requestMetrics, tableLag, wireLag,
-  type Ev, type Kit, type MemberRequest, type Member,
+  cliGroup,
+  committed,
+  createTopic,
+  entries,
+  eventually,
+  expectCovers,
+  highWatermarks,
+  metricsLag,
+  produceEach,
+  requestMetrics,
+  tableLag,
+  wireLag,
+  type Ev,
+  type Kit,
+  type MemberRequest,
+  type Member,
 } from './support.js';
 
 export interface MemberEnv {
@@ -52,25 +66,52 @@ export async function independentGroups(env: MemberEnv) {
     await slow.waitFor((e) => e.ev === 'stall', 30_000, 'slow member stalled');
     const fastGroup = `${topic}-fast`;
     const slowGroup = `${topic}-slow`;
-    await eventually(async () => expect(entries(await wireLag(k, fastGroup, topic))).toEqual([[0, 0], [1, 0], [2, 0]]), 10_000);
+    await eventually(
+      async () =>
+        expect(entries(await wireLag(k, fastGroup, topic))).toEqual([
+          [0, 0],
+          [1, 0],
+          [2, 0],
+        ]),
+      10_000,
+    );
     const slowLag1 = await wireLag(k, slowGroup, topic);
     expect([...slowLag1.values()].reduce((a, b) => a + b)).toBe(30 - 3);
 
     await produceEach(k, topic, 3, 10, 'b');
     hw = await highWatermarks(k, topic);
-    expect(entries(hw)).toEqual([[0, 20], [1, 20], [2, 20]]);
+    expect(entries(hw)).toEqual([
+      [0, 20],
+      [1, 20],
+      [2, 20],
+    ]);
     await reachedEnd(fast, hw, 30_000, 'fast group at the new end');
-    await eventually(async () => expect(entries(await wireLag(k, fastGroup, topic))).toEqual([[0, 0], [1, 0], [2, 0]]), 10_000);
+    await eventually(
+      async () =>
+        expect(entries(await wireLag(k, fastGroup, topic))).toEqual([
+          [0, 0],
+          [1, 0],
+          [2, 0],
+        ]),
+      10_000,
+    );
     const slowLag2 = await wireLag(k, slowGroup, topic);
     expect([...slowLag2.values()].reduce((a, b) => a + b)).toBe(60 - 3);
     for (const [p, l] of slowLag2) expect(l).toBe(slowLag1.get(p)! + 10);
     // The fast group read every record exactly once.
     expect(fast.msgs().length).toBe(60);
-    expectCovers(fast.msgs().map((m) => `${m.p}:${m.o}`), hw);
+    expectCovers(
+      fast.msgs().map((m) => `${m.p}:${m.o}`),
+      hw,
+    );
 
     // /metrics: the fast group at 0 on every partition; the slow one as OffsetFetch vs ListOffsets says,
     // on the partitions it has committed (Kafka's exporter has no sample for a partition never committed).
-    expect(entries(await metricsLag(env.broker(), fastGroup, topic))).toEqual([[0, 0], [1, 0], [2, 0]]);
+    expect(entries(await metricsLag(env.broker(), fastGroup, topic))).toEqual([
+      [0, 0],
+      [1, 0],
+      [2, 0],
+    ]);
     const slowCommitted = await committed(k, slowGroup, topic);
     const metricSlow = await metricsLag(env.broker(), slowGroup, topic);
     for (const [p, c] of slowCommitted) if (c >= 0) expect(metricSlow.get(p), `partition ${p}`).toBe(slowLag2.get(p));
@@ -127,8 +168,14 @@ export async function killMidBatch(env: MemberEnv) {
     await first.kill();
     // What the first member processed, and which of those it committed (the events are in order).
     const lastCommit = first.events.map((e) => e.ev).lastIndexOf('commit');
-    const committedByFirst = first.events.slice(0, lastCommit + 1).filter(isMsg).map(key);
-    const uncommitted = first.events.slice(lastCommit + 1).filter(isMsg).map(key);
+    const committedByFirst = first.events
+      .slice(0, lastCommit + 1)
+      .filter(isMsg)
+      .map(key);
+    const uncommitted = first.events
+      .slice(lastCommit + 1)
+      .filter(isMsg)
+      .map(key);
     expect(committedByFirst.length).toBeGreaterThanOrEqual(20);
     expect(uncommitted.length).toBeGreaterThan(0); // killed mid-batch
     const co = await committed(k, req.group, req.topic);
@@ -172,14 +219,24 @@ export async function replay(env: MemberEnv) {
     expect(seeker.events.some((e) => e.ev === 'seeked')).toBe(true);
 
     await earliest.waitCount(isMsg, 20, 30_000, 'earliest group read everything');
-    expect(earliest.msgs().map((m) => `${m.p}:${m.o}`).sort()).toEqual(all);
+    expect(
+      earliest
+        .msgs()
+        .map((m) => `${m.p}:${m.o}`)
+        .sort(),
+    ).toEqual(all);
 
     // latest: the member produces 6 records once its positions are known; it must read exactly those.
     latest = env.spawn(base(env, 'replay', { topic, group: `${topic}-latest`, reset: 'latest', produce_when_ready: late }));
     await latest.waitFor((e) => e.ev === 'produced', 30_000, 'latest member produced');
     await latest.waitCount(isMsg, 6, 20_000, 'latest group read the new records');
     await new Promise((r) => setTimeout(r, 1000));
-    expect(latest.msgs().map((m) => m.k).sort()).toEqual(late.map(([kk]) => kk).sort());
+    expect(
+      latest
+        .msgs()
+        .map((m) => m.k)
+        .sort(),
+    ).toEqual(late.map(([kk]) => kk).sort());
     // The earliest group got nothing twice, and sees the new records too.
     await earliest.waitCount(isMsg, 26, 20_000, 'earliest group read the new records');
     expect(new Set(earliest.msgs().map((m) => `${m.p}:${m.o}`)).size).toBe(earliest.msgs().length);
@@ -197,7 +254,15 @@ export async function lagViews(env: MemberEnv) {
   const m = env.spawn(req);
   try {
     await m.waitFor((e) => e.ev === 'stall', 30_000, 'member read everything');
-    await eventually(async () => expect(entries(await committed(k, req.group, req.topic))).toEqual([[0, 10], [1, 10], [2, 10]]), 10_000);
+    await eventually(
+      async () =>
+        expect(entries(await committed(k, req.group, req.topic))).toEqual([
+          [0, 10],
+          [1, 10],
+          [2, 10],
+        ]),
+      10_000,
+    );
     // Now the group falls behind by 5, 10 and 15 records.
     const before = await requestMetrics(env.broker());
     for (let p = 0; p < 3; p++) {
@@ -209,12 +274,14 @@ export async function lagViews(env: MemberEnv) {
     expect(after.commits - before.commits).toBeGreaterThanOrEqual(3);
     for (const api of ['JoinGroup', 'SyncGroup', 'Fetch', 'OffsetCommit']) expect(after.requests.get(api), api).toBeGreaterThan(0);
     const wire = await wireLag(k, req.group, req.topic);
-    expect(entries(wire)).toEqual([[0, 5], [1, 10], [2, 15]]);
+    expect(entries(wire)).toEqual([
+      [0, 5],
+      [1, 10],
+      [2, 15],
+    ]);
     const hw = await highWatermarks(k, req.topic);
     const cli = await cliGroup(env.broker(), req.group);
-    expect(cli.partitions.filter((r) => r.topic === req.topic).map((r) => [r.partition, r.currentOffset, r.logEndOffset, r.lag])).toEqual(
-      [0, 1, 2].map((p) => [p, 10, hw.get(p), wire.get(p)]),
-    );
+    expect(cli.partitions.filter((r) => r.topic === req.topic).map((r) => [r.partition, r.currentOffset, r.logEndOffset, r.lag])).toEqual([0, 1, 2].map((p) => [p, 10, hw.get(p), wire.get(p)]));
     expect(entries(tableLag(cli.table, req.topic))).toEqual(entries(wire));
     expect(entries(await metricsLag(env.broker(), req.group, req.topic))).toEqual(entries(wire));
   } finally {

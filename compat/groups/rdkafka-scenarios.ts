@@ -25,9 +25,7 @@ export async function spreadPython(env: MemberEnv, client: PyClient) {
   // The group committed everything it read.
   const [co] = await k.admin.fetchOffsets({ groupId: topic, topics: [topic] });
   const hw = await k.admin.fetchTopicOffsets(topic);
-  expect(co!.partitions.map((p) => [p.partition, p.offset]).sort((a, b) => Number(a[0]) - Number(b[0]))).toEqual(
-    hw.map((h) => [h.partition, h.high]).sort((a, b) => Number(a[0]) - Number(b[0])),
-  );
+  expect(co!.partitions.map((p) => [p.partition, p.offset]).sort((a, b) => Number(a[0]) - Number(b[0]))).toEqual(hw.map((h) => [h.partition, h.high]).sort((a, b) => Number(a[0]) - Number(b[0])));
 }
 
 const assigns = (p: Member) => p.events.filter((e: Ev) => e.ev === 'assign' || e.ev === 'revoke');
@@ -97,7 +95,12 @@ export async function cooperativeSticky(env: MemberEnv) {
     const revokes = a.events.slice(aBefore).filter((e) => e.ev === 'revoke');
     // Only the moved partitions were revoked, never the whole assignment.
     expect(revokes.flatMap((e) => e.partitions as number[]).sort()).toEqual(moved);
-    expect(a.events.slice(aBefore).filter((e) => e.ev === 'assign').every((e) => (e.partitions as number[]).length === 0)).toBe(true);
+    expect(
+      a.events
+        .slice(aBefore)
+        .filter((e) => e.ev === 'assign')
+        .every((e) => (e.partitions as number[]).length === 0),
+    ).toBe(true);
     // Both go on consuming their partitions: a its kept ones (from where it was), b the moved ones (from the commits).
     await produceEach(k, topic, 4, 3, 'after');
     await a.waitCount((e) => e.ev === 'msg', 20 + 6, 20_000, 'a reads its kept partitions');
@@ -106,7 +109,12 @@ export async function cooperativeSticky(env: MemberEnv) {
     expect(new Set(aNew.map((m) => m.p))).toEqual(new Set(kept));
     expect(aNew.map((m) => m.o).every((o) => o >= 5)).toBe(true);
     expect(new Set(b.msgs().map((m) => m.p))).toEqual(new Set(moved));
-    expect(b.msgs().map((m) => m.o).every((o) => o >= 5)).toBe(true);
+    expect(
+      b
+        .msgs()
+        .map((m) => m.o)
+        .every((o) => o >= 5),
+    ).toBe(true);
   } finally {
     await Promise.all([a.stop(), b?.stop()]);
   }

@@ -16,19 +16,13 @@ export const GROUP_SCENARIOS = {
   '5 static member restart': 'a group.instance.id member restarted within session.timeout.ms: same generation, no new assignment for the others',
   '6 cooperative-sticky': 'a second member joins: the first revokes only the partitions that move and keeps consuming the rest',
   '7 replay': 'seek back to 0 reads the same records again; a new group reads everything (earliest) or only newer records (latest)',
-  '8 lag: CLI and /metrics': 'pgkafka groups and kafka_consumergroup_lag agree with OffsetFetch + ListOffsets on a group that is behind; the request and commit histograms count the sends and the member client\'s requests',
+  '8 lag: CLI and /metrics':
+    "pgkafka groups and kafka_consumergroup_lag agree with OffsetFetch + ListOffsets on a group that is behind; the request and commit histograms count the sends and the member client's requests",
 } as const;
 export type GroupScenario = keyof typeof GROUP_SCENARIOS;
 
 export const GROUP_PASSING: Record<GroupClient, readonly GroupScenario[]> = {
-  kafkajs: [
-    '1 spread: 30 members, 12 partitions',
-    '2 independent groups',
-    '3 max.poll.interval exceeded',
-    '4 SIGKILL mid-batch',
-    '7 replay',
-    '8 lag: CLI and /metrics',
-  ],
+  kafkajs: ['1 spread: 30 members, 12 partitions', '2 independent groups', '3 max.poll.interval exceeded', '4 SIGKILL mid-batch', '7 replay', '8 lag: CLI and /metrics'],
   'confluent-kafka-python': [
     '1 spread: 30 members, 12 partitions',
     '2 independent groups',
@@ -48,14 +42,7 @@ export const GROUP_PASSING: Record<GroupClient, readonly GroupScenario[]> = {
     '7 replay',
     '8 lag: CLI and /metrics',
   ],
-  'kafka-python': [
-    '1 spread: 30 members, 12 partitions',
-    '2 independent groups',
-    '3 max.poll.interval exceeded',
-    '4 SIGKILL mid-batch',
-    '7 replay',
-    '8 lag: CLI and /metrics',
-  ],
+  'kafka-python': ['1 spread: 30 members, 12 partitions', '2 independent groups', '3 max.poll.interval exceeded', '4 SIGKILL mid-batch', '7 replay', '8 lag: CLI and /metrics'],
   kcat: ['2 independent groups', '7 replay'],
 };
 

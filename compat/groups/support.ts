@@ -59,7 +59,10 @@ export class EventLog {
   }
 
   tail() {
-    return `--- events ---\n${this.events.slice(-15).map((e) => JSON.stringify(e)).join('\n')}\n--- stderr ---\n${this.stderr.slice(-3000)}`;
+    return `--- events ---\n${this.events
+      .slice(-15)
+      .map((e) => JSON.stringify(e))
+      .join('\n')}\n--- stderr ---\n${this.stderr.slice(-3000)}`;
   }
 }
 

@@ -41,7 +41,16 @@ export interface ApacheKafka {
 const TEST_JVM = ['-Xms256m', '-Xmx768m', '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
 
 /** What kafka-server-start.sh runs the broker with (KAFKA_HEAP_OPTS and KAFKA_JVM_PERFORMANCE_OPTS). */
-export const KAFKA_START_JVM = ['-Xms1g', '-Xmx1g', '-server', '-XX:+UseG1GC', '-XX:MaxGCPauseMillis=20', '-XX:InitiatingHeapOccupancyPercent=35', '-XX:+ExplicitGCInvokesConcurrent', '-Djava.awt.headless=true'];
+export const KAFKA_START_JVM = [
+  '-Xms1g',
+  '-Xmx1g',
+  '-server',
+  '-XX:+UseG1GC',
+  '-XX:MaxGCPauseMillis=20',
+  '-XX:InitiatingHeapOccupancyPercent=35',
+  '-XX:+ExplicitGCInvokesConcurrent',
+  '-Djava.awt.headless=true',
+];
 
 /** Children still running when the test process exits are killed with it. */
 const running = new Set<ChildProcess>();
@@ -68,8 +77,12 @@ export async function startApacheKafka(
   const [port, controllerPort] = [await freePort(), await freePort()];
   const extra: Record<string, string> = {};
   for (const name of opts.listeners ?? []) extra[name] = `127.0.0.1:${await freePort()}`;
-  const extraListeners = Object.entries(extra).map(([name, at]) => `,${name}://${at}`).join('');
-  const extraProtocols = Object.keys(extra).map((name) => `,${name}:${name}`).join('');
+  const extraListeners = Object.entries(extra)
+    .map(([name, at]) => `,${name}://${at}`)
+    .join('');
+  const extraProtocols = Object.keys(extra)
+    .map((name) => `,${name}:${name}`)
+    .join('');
   const dir = mkdtempSync(join(tmpdir(), 'pgkafka-apache-kafka-'));
   const properties: Record<string, string | number | boolean> = {
     'process.roles': 'broker,controller',
@@ -91,14 +104,23 @@ export async function startApacheKafka(
     ...config,
   };
   const file = join(dir, 'server.properties');
-  writeFileSync(file, Object.entries(properties).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
+  writeFileSync(
+    file,
+    Object.entries(properties)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n') + '\n',
+  );
 
   // By default a small heap and the client compiler: the machines have two cores, and a test's broker
   // lives for one test file. The benchmark passes Kafka's own production settings instead.
   const jvm = [...(opts.jvm ?? TEST_JVM), '-cp', classpath];
   // Eligible leader replicas off: with it on, formatting writes a cluster-wide min.insync.replicas,
   // a replication setting that has no counterpart on a single-copy log.
-  const format = spawnSync('java', [...jvm, 'kafka.tools.StorageTool', 'format', `--cluster-id=${clusterId()}`, '-c', file, '--feature', 'eligible.leader.replicas.version=0', ...(opts.format ?? [])], { encoding: 'utf8', timeout: 120_000 });
+  const format = spawnSync(
+    'java',
+    [...jvm, 'kafka.tools.StorageTool', 'format', `--cluster-id=${clusterId()}`, '-c', file, '--feature', 'eligible.leader.replicas.version=0', ...(opts.format ?? [])],
+    { encoding: 'utf8', timeout: 120_000 },
+  );
   if (format.status !== 0) throw new Error(`kafka-storage format failed:\n${format.stdout}${format.stderr}`);
 
   const child = spawn('java', [...jvm, 'kafka.Kafka', file], { stdio: ['ignore', 'pipe', 'pipe'] });

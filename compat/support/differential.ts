@@ -31,7 +31,9 @@ export interface Pair {
  * `kafka` entries are server.properties names; `pgkafka` the broker's options.
  * The settings that shape answers are the same on both.
  */
-export function usePair(settings: { kafka?: Record<string, string | number | boolean>; pgkafka?: Parameters<typeof startTestBroker>[0]; kafkaStart?: Parameters<typeof startApacheKafka>[1] } = {}): () => Pair {
+export function usePair(
+  settings: { kafka?: Record<string, string | number | boolean>; pgkafka?: Parameters<typeof startTestBroker>[0]; kafkaStart?: Parameters<typeof startApacheKafka>[1] } = {},
+): () => Pair {
   let pair: Pair | undefined;
   beforeAll(async () => {
     const [kafka, pgkafka] = await Promise.all([
@@ -124,7 +126,8 @@ export async function awaitCoordinator(c: RawClient, keys: string[], keyType: 0 
   for (;;) {
     const res = await c.request(FindCoordinatorApi, 4, { keyType, coordinatorKeys: keys });
     // A group coordinator named may still be loading its partition: it answers NOT_COORDINATOR meanwhile.
-    const ready = res.coordinators.every((k) => k.errorCode === 0) &&
+    const ready =
+      res.coordinators.every((k) => k.errorCode === 0) &&
       (keyType !== 0 || (await c.request(DescribeGroupsApi, 5, { groups: keys, includeAuthorizedOperations: false })).groups.every((g) => g.errorCode === 0));
     if (ready) return;
     if (Date.now() > deadline) throw new Error(`no coordinator for ${keys.join(', ')}: ${JSON.stringify(res.coordinators)}`);

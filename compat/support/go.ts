@@ -92,7 +92,10 @@ function allGoScenarios(getBin: () => string, getBroker: () => TestBroker, o: Go
     expect(sent.delivered).toEqual(expectedDelivery(recs));
     expectRecords(fromJson(read.records), recs);
     const stored = await readStored(getBroker(), topic);
-    expectRecords(stored.flatMap((b) => b.records), recs);
+    expectRecords(
+      stored.flatMap((b) => b.records),
+      recs,
+    );
     if (codec !== 'none') expectStoredCodec(stored, codec);
   }
 
@@ -149,7 +152,11 @@ function allGoScenarios(getBin: () => string, getBroker: () => TestBroker, o: Go
       const topic = t('seek');
       const recs = data(topic);
       const [, , read] = await go<[Errors, Delivered, Read]>([create(topic), produce(topic, recs, 'gzip'), fetch(topic, [1], { offset: 3 })]);
-      expectRecords(fromJson(read.records), recs.filter((r) => r.partition === 1), { from: { 1: 3 } });
+      expectRecords(
+        fromJson(read.records),
+        recs.filter((r) => r.partition === 1),
+        { from: { 1: 3 } },
+      );
     },
     'consume: consumer group': async () => {
       const topic = t('group');
@@ -220,11 +227,9 @@ function allGoScenarios(getBin: () => string, getBroker: () => TestBroker, o: Go
       const topic = t('lag');
       const recs = data(topic);
       const group = t('g-lag');
-      const [, , res] = await go<[Errors, Delivered, { listed: string[]; state: string; protocolType: string | null; members: { assigned: number[] }[]; lag: Record<string, number>; totalLag: number }]>([
-        create(topic),
-        produce(topic, recs),
-        { op: 'groups', group, topic, consume: 4, expect: 4 },
-      ]);
+      const [, , res] = await go<
+        [Errors, Delivered, { listed: string[]; state: string; protocolType: string | null; members: { assigned: number[] }[]; lag: Record<string, number>; totalLag: number }]
+      >([create(topic), produce(topic, recs), { op: 'groups', group, topic, consume: 4, expect: 4 }]);
       expect(res.listed).toContain(group);
       expect(res.state).toBe('Stable');
       expect(res.protocolType).toBe(o.noProtocolType ? null : 'consumer');
@@ -244,7 +249,11 @@ function allGoScenarios(getBin: () => string, getBroker: () => TestBroker, o: Go
       ]);
       // lowWatermark is DeleteRecords' answer, null where the client does not report it.
       expect(res).toEqual({ error: 0, lowWatermark: o.noLowWatermark ? null : 3, start: 3 });
-      expectRecords(fromJson(read.records), recs.filter((r) => r.partition === 1), { from: { 1: 3 } });
+      expectRecords(
+        fromJson(read.records),
+        recs.filter((r) => r.partition === 1),
+        { from: { 1: 3 } },
+      );
     },
     'admin: ACLs': async () => {
       if (!o.aclBroker) throw new Error('aclBroker not given');
@@ -297,7 +306,10 @@ function allGoScenarios(getBin: () => string, getBroker: () => TestBroker, o: Go
       expectRecords(fromJson(rc.records), committed);
       // read_uncommitted also sees the aborted records, after the commit marker (offset 3).
       const all = fromJson(ru.records);
-      expectRecords(all.filter((r) => r.offset < 3), committed);
+      expectRecords(
+        all.filter((r) => r.offset < 3),
+        committed,
+      );
       const later = all.filter((r) => r.offset >= 3);
       expect(later.map((r) => [r.partition, r.offset])).toEqual(aborted.map((r, i) => [r.partition, 4 + (i % 2)]));
       expect(later.map((r) => r.value?.toString('hex') ?? null)).toEqual(aborted.map((r) => r.value?.toString('hex') ?? null));
@@ -324,7 +336,11 @@ function allGoScenarios(getBin: () => string, getBroker: () => TestBroker, o: Go
         'SELECT partition, committed_offset::text FROM committed_offsets WHERE group_id = $1 AND topic = $2 ORDER BY partition',
         [group, input],
       );
-      expect(rows.map((r) => [r.partition, Number(r.committed_offset)])).toEqual([[0, 5], [1, 5], [2, 5]]);
+      expect(rows.map((r) => [r.partition, Number(r.committed_offset)])).toEqual([
+        [0, 5],
+        [1, 5],
+        [2, 5],
+      ]);
     },
     'admin: delete group offsets and groups': async () => {
       const topic = t('delgroup');
@@ -346,10 +362,9 @@ function allGoScenarios(getBin: () => string, getBroker: () => TestBroker, o: Go
       const topic = t('txn-admin');
       const recs = data(topic, { partitions: 2, perPartition: 2 });
       type Txn = { state: string; producerId: number; timeoutMs: number; partitions: Record<string, number[]> };
-      const [, res] = await go<[Errors, { producers: Record<string, { producerId: number; lastSequence: number; txnStartOffset: number }[]>; listed: { state: string; producerId: number }; during: Txn; after: Txn }]>([
-        create(topic),
-        { op: 'txn_admin', topic, transactionalId: t('txn-admin-id'), records: toJson(recs) },
-      ]);
+      const [, res] = await go<
+        [Errors, { producers: Record<string, { producerId: number; lastSequence: number; txnStartOffset: number }[]>; listed: { state: string; producerId: number }; during: Txn; after: Txn }]
+      >([create(topic), { op: 'txn_admin', topic, transactionalId: t('txn-admin-id'), records: toJson(recs) }]);
       const pid = res.during.producerId;
       expect(pid).toBeGreaterThanOrEqual(0);
       expect(res.during).toMatchObject({ state: 'Ongoing', partitions: { [topic]: [0, 1] } });

@@ -14,8 +14,7 @@ const dir = fileURLToPath(new URL('../java/client', import.meta.url));
 const target = join(dir, 'target');
 const classpathFile = join(target, 'classpath.txt');
 
-const sources = (d: string): string[] =>
-  readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(d, e.name)) : e.name.endsWith('.java') ? [join(d, e.name)] : []));
+const sources = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(d, e.name)) : e.name.endsWith('.java') ? [join(d, e.name)] : []));
 
 /**
  * The classpath of the compiled runner and kafka-clients with its

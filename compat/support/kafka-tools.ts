@@ -46,7 +46,17 @@ export interface ToolOptions {
 // JVM starts fastest with the client compiler only, the serial collector and
 // class-data sharing, and without the perf-data file. The JVM's own log
 // lines go to stderr (by default its warnings go to stdout).
-const JVM = ['-Xms32m', '-Xmx256m', '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-Xshare:auto', '-XX:-UsePerfData', '-Djava.awt.headless=true', '-Xlog:disable', '-Xlog:all=warning,cds*=off:stderr'];
+const JVM = [
+  '-Xms32m',
+  '-Xmx256m',
+  '-XX:TieredStopAtLevel=1',
+  '-XX:+UseSerialGC',
+  '-Xshare:auto',
+  '-XX:-UsePerfData',
+  '-Djava.awt.headless=true',
+  '-Xlog:disable',
+  '-Xlog:all=warning,cds*=off:stderr',
+];
 
 const cdsDir = fileURLToPath(new URL('../java/kafka/target/cds', import.meta.url));
 
@@ -104,7 +114,12 @@ export function toolFile(name: string, content: string): string {
 
 /** A properties file (`--command-config`, `--consumer.config`…) from key/value pairs. */
 export const propertiesFile = (props: Record<string, string>): string =>
-  toolFile('client.properties', Object.entries(props).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
+  toolFile(
+    'client.properties',
+    Object.entries(props)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n') + '\n',
+  );
 
 /**
  * The rows of one of the tools' space-aligned tables (kafka-consumer-groups,

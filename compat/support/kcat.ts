@@ -66,10 +66,13 @@ export function parseKcatFormat(out: Buffer): ReadRec[] {
     at += Math.max(valueLen, 0);
     if (out[at] !== REC) throw new Error(`kcat output: record separator missing at byte ${at}`);
     at += 1;
-    const headers: [string, Buffer | null][] = headerText === '' ? [] : headerText.split(',').map((kv) => {
-      const eq = kv.indexOf('=');
-      return [kv.slice(0, eq), Buffer.from(kv.slice(eq + 1))];
-    });
+    const headers: [string, Buffer | null][] =
+      headerText === ''
+        ? []
+        : headerText.split(',').map((kv) => {
+            const eq = kv.indexOf('=');
+            return [kv.slice(0, eq), Buffer.from(kv.slice(eq + 1))];
+          });
     recs.push({ partition, offset, key, value, headers });
   }
   return recs;

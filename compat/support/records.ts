@@ -52,7 +52,13 @@ export interface DatasetOptions {
  */
 export function dataset(tag: string, opts: DatasetOptions = {}): Rec[] {
   const { partitions = 3, perPartition = 5, emptyValue = true, nullValue = true } = opts;
-  const headers = opts.headers ?? ((p: number, i: number) => [['trace', Buffer.from(`${tag}/${p}/${i}`)], ['bin', Buffer.from([0x00, 0xff, p, i])]] as Header[]);
+  const headers =
+    opts.headers ??
+    ((p: number, i: number) =>
+      [
+        ['trace', Buffer.from(`${tag}/${p}/${i}`)],
+        ['bin', Buffer.from([0x00, 0xff, p, i])],
+      ] as Header[]);
   const recs: Rec[] = [];
   for (let p = 0; p < partitions; p++) {
     for (let i = 0; i < perPartition; i++) {

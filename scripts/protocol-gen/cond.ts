@@ -1,6 +1,6 @@
 // Conditions on `version`. A condition is true (always), false (never) or an
 // expression string, simplified against the context range it is evaluated in.
-import { type Range, intersect } from "./spec.js";
+import { type Range, intersect } from './spec.js';
 
 export type Cond = true | false | string;
 
@@ -11,7 +11,7 @@ export function cond(r: Range | null, ctx: Range): Cond {
   if (i.min > ctx.min) parts.push(`version >= ${i.min}`);
   if (i.max < ctx.max) parts.push(`version <= ${i.max}`);
   if (parts.length === 0) return true;
-  return parts.join(" && ");
+  return parts.join(' && ');
 }
 
 export function choose(c: Cond, a: string, b: string): string {
@@ -25,21 +25,21 @@ export function choose(c: Cond, a: string, b: string): string {
 export function chooseStmts(c: Cond, a: string[], b: string[]): string[] {
   if (c === true) return a;
   if (c === false) return b;
-  if (a.join("\n") === b.join("\n")) return a;
+  if (a.join('\n') === b.join('\n')) return a;
   const out = [`if (${c}) {`, ...indent(a)];
-  if (b.length > 0) out.push("} else {", ...indent(b));
-  out.push("}");
+  if (b.length > 0) out.push('} else {', ...indent(b));
+  out.push('}');
   return out;
 }
 
 export function guard(c: Cond, body: string[]): string[] {
   if (c === false || body.length === 0) return [];
   if (c === true) return body;
-  if (body.length === 1 && !body[0]!.startsWith("if ")) return [`if (${c}) ${body[0]}`];
-  return [`if (${c}) {`, ...indent(body), "}"];
+  if (body.length === 1 && !body[0]!.startsWith('if ')) return [`if (${c}) ${body[0]}`];
+  return [`if (${c}) {`, ...indent(body), '}'];
 }
 
 export function indent(lines: string[], n = 1): string[] {
-  const pad = "  ".repeat(n);
-  return lines.map((l) => (l === "" ? l : pad + l));
+  const pad = '  '.repeat(n);
+  return lines.map((l) => (l === '' ? l : pad + l));
 }

@@ -1,6 +1,5 @@
 // The spec model: Kafka's JSON message definitions as read, and their version ranges.
 
-
 export interface FieldSpec {
   name: string;
   type: string;
@@ -15,7 +14,7 @@ export interface FieldSpec {
 
 export interface MessageSpec {
   apiKey?: number;
-  type: "request" | "response" | "header" | "data";
+  type: 'request' | 'response' | 'header' | 'data';
   name: string;
   validVersions: string;
   flexibleVersions?: string;
@@ -31,7 +30,7 @@ export interface Range {
 }
 
 export function parseRange(s: string | undefined): Range | null {
-  if (s === undefined || s === "none" || s === "") return null;
+  if (s === undefined || s === 'none' || s === '') return null;
   let m = /^(\d+)\+$/.exec(s);
   if (m) return { min: Number(m[1]), max: Infinity };
   m = /^(\d+)-(\d+)$/.exec(s);
@@ -50,20 +49,20 @@ export function intersect(a: Range | null, b: Range | null): Range | null {
 
 /** Strips whole-line // comments (and any // outside strings). */
 export function stripComments(text: string): string {
-  let out = "";
+  let out = '';
   let inStr = false;
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (inStr) {
       out += c;
-      if (c === "\\") out += text[++i] ?? "";
+      if (c === '\\') out += text[++i] ?? '';
       else if (c === '"') inStr = false;
     } else if (c === '"') {
       inStr = true;
       out += c;
-    } else if (c === "/" && text[i + 1] === "/") {
-      while (i < text.length && text[i] !== "\n") i++;
-      out += "\n";
+    } else if (c === '/' && text[i + 1] === '/') {
+      while (i < text.length && text[i] !== '\n') i++;
+      out += '\n';
     } else out += c;
   }
   return out;

@@ -1,8 +1,8 @@
 // The structs of one message (top level, nested, common), their version hulls,
 // TypeScript names and types, and what each field looks like on the wire.
-import { type FieldSpec, type MessageSpec, type Range, intersect, parseRange } from "./spec.js";
+import { type FieldSpec, type MessageSpec, type Range, intersect, parseRange } from './spec.js';
 
-const PRIMS = new Set(["int8", "int16", "uint16", "int32", "uint32", "int64", "float64", "bool", "uuid", "string", "bytes", "records"]);
+const PRIMS = new Set(['int8', 'int16', 'uint16', 'int32', 'uint32', 'int64', 'float64', 'bool', 'uuid', 'string', 'bytes', 'records']);
 
 export interface Struct {
   specName: string;
@@ -26,18 +26,18 @@ export function camel(name: string): string {
 
 export function kebab(name: string): string {
   return name
-    .replace(/KRaft/g, "Kraft")
-    .replace(/([a-z0-9])([A-Z])/g, "$1-$2")
-    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1-$2")
+    .replace(/KRaft/g, 'Kraft')
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1-$2')
     .toLowerCase();
 }
 
 export function elemType(t: string): string {
-  return t.startsWith("[]") ? t.slice(2) : t;
+  return t.startsWith('[]') ? t.slice(2) : t;
 }
 
 export function isArray(f: FieldSpec): boolean {
-  return f.type.startsWith("[]");
+  return f.type.startsWith('[]');
 }
 
 export function isStructType(t: string): boolean {
@@ -65,7 +65,7 @@ export function collectStructs(msg: MessageSpec): Ctx {
     ctx.structs.set(specName, s);
     ctx.order.push(s);
   };
-  add("", msg.fields ?? [], true);
+  add('', msg.fields ?? [], true);
   const walk = (fields: FieldSpec[]) => {
     for (const f of fields) {
       if (f.fields) {
@@ -80,9 +80,9 @@ export function collectStructs(msg: MessageSpec): Ctx {
     walk(cs.fields);
   }
   // Version hulls: where each struct can be reached.
-  const top = ctx.structs.get("")!;
+  const top = ctx.structs.get('')!;
   const valid = parseRange(msg.validVersions)!;
-  const start: Range = msg.type === "header" ? { min: 0, max: valid.max } : valid;
+  const start: Range = msg.type === 'header' ? { min: 0, max: valid.max } : valid;
   const visit = (s: Struct, r: Range) => {
     const old = s.hull;
     const h = old === null ? r : { min: Math.min(old.min, r.min), max: Math.max(old.max, r.max) };
@@ -111,8 +111,8 @@ export function collectStructs(msg: MessageSpec): Ctx {
     for (const f of s.fields) {
       if (isArray(f) || !isStructType(f.type)) continue;
       const sub = structOf(ctx, f);
-      if (f.default !== "null") markDefault(sub);
-      if (f.tag !== undefined && f.default !== "null") markIsDefault(sub);
+      if (f.default !== 'null') markDefault(sub);
+      if (f.tag !== undefined && f.default !== 'null') markIsDefault(sub);
     }
   }
   return ctx;
@@ -124,24 +124,24 @@ function nullableAny(f: FieldSpec): boolean {
 
 export function primTs(t: string): string {
   switch (t) {
-    case "int8":
-    case "int16":
-    case "uint16":
-    case "int32":
-    case "uint32":
-    case "float64":
-      return "number";
-    case "int64":
-      return "bigint";
-    case "bool":
-      return "boolean";
-    case "uuid":
-    case "string":
-      return "string";
-    case "bytes":
-      return "Buffer";
-    case "records":
-      return "Records";
+    case 'int8':
+    case 'int16':
+    case 'uint16':
+    case 'int32':
+    case 'uint32':
+    case 'float64':
+      return 'number';
+    case 'int64':
+      return 'bigint';
+    case 'bool':
+      return 'boolean';
+    case 'uuid':
+    case 'string':
+      return 'string';
+    case 'bytes':
+      return 'Buffer';
+    case 'records':
+      return 'Records';
   }
   throw new Error(`not a primitive: ${t}`);
 }
@@ -149,9 +149,9 @@ export function primTs(t: string): string {
 export function tsType(ctx: Ctx, f: FieldSpec): string {
   const t = elemType(f.type);
   const base = isStructType(t) ? structOf(ctx, f).tsName : primTs(t);
-  if (isArray(f)) return `${base}[]` + (nullableAny(f) ? " | null" : "");
-  if (t === "records") return "Records";
-  return base + (nullableAny(f) ? " | null" : "");
+  if (isArray(f)) return `${base}[]` + (nullableAny(f) ? ' | null' : '');
+  if (t === 'records') return 'Records';
+  return base + (nullableAny(f) ? ' | null' : '');
 }
 
 export interface FieldInfo {
@@ -173,7 +173,7 @@ export function fieldInfo(s: Struct, f: FieldSpec): FieldInfo {
       throw new Error(`${f.name}: versions and taggedVersions differ; not supported`);
     }
   }
-  return { f, prop: camel(f.name), local: "_" + camel(f.name), present, tagged };
+  return { f, prop: camel(f.name), local: '_' + camel(f.name), present, tagged };
 }
 
 export function flexRange(ctx: Ctx, f: FieldSpec): Range | null {

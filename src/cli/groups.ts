@@ -28,12 +28,7 @@ const MISSING = '-';
  * exit code: 0, 1 (a requested group does not exist, or the database query
  * failed), 2 (bad usage or configuration).
  */
-export async function runGroupsCommand(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  out: NodeJS.WritableStream,
-  err: NodeJS.WritableStream = process.stderr,
-): Promise<number> {
+export async function runGroupsCommand(args: string[], env: NodeJS.ProcessEnv, out: NodeJS.WritableStream, err: NodeJS.WritableStream = process.stderr): Promise<number> {
   let values: { group?: string[]; list?: boolean; json?: boolean; help?: boolean };
   try {
     ({ values } = parseArgs({
@@ -65,10 +60,7 @@ export async function runGroupsCommand(
     return 2;
   }
   if (!config.databaseUrl) {
-    err.write(
-      'pgkafka groups: DATABASE_URL is not set. Set it to the PostgreSQL database the broker uses ' +
-        '(a broker without DATABASE_URL runs an embedded database that only it can reach).\n',
-    );
+    err.write('pgkafka groups: DATABASE_URL is not set. Set it to the PostgreSQL database the broker uses ' + '(a broker without DATABASE_URL runs an embedded database that only it can reach).\n');
     return 2;
   }
 
@@ -138,10 +130,7 @@ export function formatDescribe(groups: readonly GroupLag[]): string {
 // int64 exactly): bigints go through a marker string that is unquoted after.
 const BIGINT_MARK = '\u0000bigint:';
 function toJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? `${BIGINT_MARK}${v}` : v), 2).replace(
-    /"\\u0000bigint:(-?\d+)"/g,
-    '$1',
-  );
+  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? `${BIGINT_MARK}${v}` : v), 2).replace(/"\\u0000bigint:(-?\d+)"/g, '$1');
 }
 
 function listJson(groups: readonly GroupLag[]): string {

@@ -31,12 +31,7 @@ Connects with DATABASE_URL and PGKAFKA_SCHEMA (default pgkafka).
 `;
 
 /** Runs `pgkafka users …`. Exit code 0, 1 (no such user, or the database failed), 2 (bad usage or configuration). */
-export async function runUsersCommand(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  out: NodeJS.WritableStream,
-  err: NodeJS.WritableStream = process.stderr,
-): Promise<number> {
+export async function runUsersCommand(args: string[], env: NodeJS.ProcessEnv, out: NodeJS.WritableStream, err: NodeJS.WritableStream = process.stderr): Promise<number> {
   const usage = (message: string) => {
     err.write(`pgkafka users: ${message}\n\n${USERS_USAGE}`);
     return 2;

@@ -24,7 +24,10 @@ export class ListenerSyntaxError extends Error {}
 /** Parses a comma-separated listener list; throws ListenerSyntaxError naming the bad entry. */
 export function parseListeners(spec: string): ListenerSpec[] {
   const out: ListenerSpec[] = [];
-  for (const entry of spec.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+  for (const entry of spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')) {
     const m = /^([A-Z_]+):\/\/(\[[0-9a-fA-F:.]+\]|[^:/\s]*):(\d{1,5})$/.exec(entry);
     if (!m) throw new ListenerSyntaxError(`listener "${entry}" is not NAME://host:port`);
     const name = m[1] as SecurityProtocol;

@@ -10,18 +10,33 @@ const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().in
 /** A comma-separated subset of {delete, compact}, as Kafka's `log.cleanup.policy` (normalised to `a,b`). */
 const cleanupPolicy = z
   .string()
-  .transform((v) => v.trim().split(/\s*,\s*/).filter((p) => p !== '').join(','))
+  .transform((v) =>
+    v
+      .trim()
+      .split(/\s*,\s*/)
+      .filter((p) => p !== '')
+      .join(','),
+  )
   .refine((v) => v.split(',').every((p) => p === 'delete' || p === 'compact'), 'a comma-separated list of delete and compact');
 
 /** A listener list as Kafka's `listeners`. */
-const listenerList = z.string().transform((v) => v.trim()).superRefine((v, ctx) => {
-  const error = listenersError(v);
-  if (error) ctx.addIssue({ code: 'custom', message: error });
-});
+const listenerList = z
+  .string()
+  .transform((v) => v.trim())
+  .superRefine((v, ctx) => {
+    const error = listenersError(v);
+    if (error) ctx.addIssue({ code: 'custom', message: error });
+  });
 /** A comma-separated subset of the SASL mechanisms served (normalised to `A,B`). */
 const saslMechanisms = z
   .string()
-  .transform((v) => v.split(',').map((m) => m.trim().toUpperCase()).filter((m) => m !== '').join(','))
+  .transform((v) =>
+    v
+      .split(',')
+      .map((m) => m.trim().toUpperCase())
+      .filter((m) => m !== '')
+      .join(','),
+  )
   .refine((v) => v !== '' && v.split(',').every((m) => (SASL_MECHANISMS as readonly string[]).includes(m)), `a comma-separated list of ${SASL_MECHANISMS.join(', ')}`);
 
 /** Each option: its schema, its environment variable, its default and what it does (the README table is built from this). */
@@ -38,55 +53,240 @@ export const options = {
   poolSize: { env: 'PGKAFKA_PG_POOL_SIZE', schema: int(2, 1000), default: 10, doc: 'Maximum PostgreSQL connections in the pool (one more is used for LISTEN).' },
   autoCreateTopicsEnable: { env: 'PGKAFKA_AUTO_CREATE_TOPICS_ENABLE', schema: bool, default: true, doc: "Create unknown topics on Metadata/Produce (Kafka's `auto.create.topics.enable`)." },
   numPartitions: { env: 'PGKAFKA_NUM_PARTITIONS', schema: int(1, 100000), default: 1, doc: "Partitions of auto-created topics and of CreateTopics with -1 (Kafka's `num.partitions`)." },
-  socketRequestMaxBytes: { env: 'PGKAFKA_SOCKET_REQUEST_MAX_BYTES', schema: int(1024, 2147483647), default: 104857600, doc: "Largest request frame accepted; a larger one closes the connection (Kafka's `socket.request.max.bytes`)." },
+  socketRequestMaxBytes: {
+    env: 'PGKAFKA_SOCKET_REQUEST_MAX_BYTES',
+    schema: int(1024, 2147483647),
+    default: 104857600,
+    doc: "Largest request frame accepted; a larger one closes the connection (Kafka's `socket.request.max.bytes`).",
+  },
   maxConnections: { env: 'PGKAFKA_MAX_CONNECTIONS', schema: int(1, 2147483647), default: 2147483647, doc: "Most client connections at once; more are closed on arrival (Kafka's `max.connections`)." },
   maxConnectionsPerIp: { env: 'PGKAFKA_MAX_CONNECTIONS_PER_IP', schema: int(1, 2147483647), default: 2147483647, doc: "Most client connections from one address (Kafka's `max.connections.per.ip`)." },
-  connectionsMaxIdleMs: { env: 'PGKAFKA_CONNECTIONS_MAX_IDLE_MS', schema: int(0), default: 600000, doc: "A connection without traffic or a request in flight for this long is closed; 0 never (Kafka's `connections.max.idle.ms`)." },
-  messageMaxBytes: { env: 'PGKAFKA_MESSAGE_MAX_BYTES', schema: int(0, 2147483647), default: 1048588, doc: "Largest record batch accepted by Produce, else MESSAGE_TOO_LARGE (Kafka's `message.max.bytes`)." },
-  produceFlushMaxBytes: { env: 'PGKAFKA_PRODUCE_FLUSH_MAX_BYTES', schema: int(1024), default: 16777216, doc: 'Most bytes of batches coalesced into one PostgreSQL transaction per partition (group commit).' },
-  produceSharedAppendMaxBytes: { env: 'PGKAFKA_PRODUCE_SHARED_APPEND_MAX_BYTES', schema: int(0, 2147483647), default: 65536, doc: "Flushes of a partition up to this many bytes may share one PostgreSQL statement (one commit) with other partitions' flushes; larger ones go alone (0: none share)." },
-  produceSharedStatementMaxBytes: { env: 'PGKAFKA_PRODUCE_SHARED_STATEMENT_MAX_BYTES', schema: int(1024, 2147483647), default: 1048576, doc: "Most bytes of partitions' flushes in one shared statement." },
-  produceSharedStatementsInFlight: { env: 'PGKAFKA_PRODUCE_SHARED_STATEMENTS_IN_FLIGHT', schema: int(1, 1000), default: 2, doc: 'Shared statements committing at once; flushes that become ready meanwhile wait and go together in the next.' },
-  fetchCacheMaxBytes: { env: 'PGKAFKA_FETCH_CACHE_MAX_BYTES', schema: int(0), default: 67108864, doc: 'Memory for the newest batches of each partition, so consumers that keep up are served without a query; each batch counts its bytes plus 600 for what holding it costs (0 turns it off).' },
-  fetchReadAheadMaxBytes: { env: 'PGKAFKA_FETCH_READ_AHEAD_MAX_BYTES', schema: int(0), default: 67108864, doc: 'Memory for reading the next range of a partition ahead of a consumer catching up from PostgreSQL, while its previous response travels (0 turns it off).' },
-  connectionMaxInFlightRequests: { env: 'PGKAFKA_CONNECTION_MAX_IN_FLIGHT_REQUESTS', schema: int(1, 100000), default: 256, doc: 'Pipelined Produce requests of one connection whose responses may be outstanding at once; more wait until the earliest are answered.' },
-  connectionMaxInFlightBytes: { env: 'PGKAFKA_CONNECTION_MAX_IN_FLIGHT_BYTES', schema: int(1024, 2147483647), default: 16777216, doc: 'Bytes of pipelined Produce requests of one connection outstanding at once (bounds its memory).' },
+  connectionsMaxIdleMs: {
+    env: 'PGKAFKA_CONNECTIONS_MAX_IDLE_MS',
+    schema: int(0),
+    default: 600000,
+    doc: "A connection without traffic or a request in flight for this long is closed; 0 never (Kafka's `connections.max.idle.ms`).",
+  },
+  messageMaxBytes: {
+    env: 'PGKAFKA_MESSAGE_MAX_BYTES',
+    schema: int(0, 2147483647),
+    default: 1048588,
+    doc: "Largest record batch accepted by Produce, else MESSAGE_TOO_LARGE (Kafka's `message.max.bytes`).",
+  },
+  produceFlushMaxBytes: {
+    env: 'PGKAFKA_PRODUCE_FLUSH_MAX_BYTES',
+    schema: int(1024),
+    default: 16777216,
+    doc: 'Most bytes of batches coalesced into one PostgreSQL transaction per partition (group commit).',
+  },
+  produceSharedAppendMaxBytes: {
+    env: 'PGKAFKA_PRODUCE_SHARED_APPEND_MAX_BYTES',
+    schema: int(0, 2147483647),
+    default: 65536,
+    doc: "Flushes of a partition up to this many bytes may share one PostgreSQL statement (one commit) with other partitions' flushes; larger ones go alone (0: none share).",
+  },
+  produceSharedStatementMaxBytes: {
+    env: 'PGKAFKA_PRODUCE_SHARED_STATEMENT_MAX_BYTES',
+    schema: int(1024, 2147483647),
+    default: 1048576,
+    doc: "Most bytes of partitions' flushes in one shared statement.",
+  },
+  produceSharedStatementsInFlight: {
+    env: 'PGKAFKA_PRODUCE_SHARED_STATEMENTS_IN_FLIGHT',
+    schema: int(1, 1000),
+    default: 2,
+    doc: 'Shared statements committing at once; flushes that become ready meanwhile wait and go together in the next.',
+  },
+  fetchCacheMaxBytes: {
+    env: 'PGKAFKA_FETCH_CACHE_MAX_BYTES',
+    schema: int(0),
+    default: 67108864,
+    doc: 'Memory for the newest batches of each partition, so consumers that keep up are served without a query; each batch counts its bytes plus 600 for what holding it costs (0 turns it off).',
+  },
+  fetchReadAheadMaxBytes: {
+    env: 'PGKAFKA_FETCH_READ_AHEAD_MAX_BYTES',
+    schema: int(0),
+    default: 67108864,
+    doc: 'Memory for reading the next range of a partition ahead of a consumer catching up from PostgreSQL, while its previous response travels (0 turns it off).',
+  },
+  connectionMaxInFlightRequests: {
+    env: 'PGKAFKA_CONNECTION_MAX_IN_FLIGHT_REQUESTS',
+    schema: int(1, 100000),
+    default: 256,
+    doc: 'Pipelined Produce requests of one connection whose responses may be outstanding at once; more wait until the earliest are answered.',
+  },
+  connectionMaxInFlightBytes: {
+    env: 'PGKAFKA_CONNECTION_MAX_IN_FLIGHT_BYTES',
+    schema: int(1024, 2147483647),
+    default: 16777216,
+    doc: 'Bytes of pipelined Produce requests of one connection outstanding at once (bounds its memory).',
+  },
   fetchMaxWaitMsCap: { env: 'PGKAFKA_FETCH_MAX_WAIT_MS_CAP', schema: int(0), default: 30000, doc: 'Upper bound on a Fetch long-poll, whatever the client asks.' },
   shutdownTimeoutMs: { env: 'PGKAFKA_SHUTDOWN_TIMEOUT_MS', schema: int(0), default: 10000, doc: 'How long graceful shutdown waits for in-flight requests.' },
   metricsPort: { env: 'PGKAFKA_METRICS_PORT', schema: int(0, 65535), default: 9308, doc: 'Port of the Prometheus `/metrics` HTTP endpoint (0 picks a free port).' },
   metricsHost: { env: 'PGKAFKA_METRICS_HOST', schema: z.string().min(1), default: '0.0.0.0', doc: 'Address the metrics endpoint binds to.' },
   metricsEnabled: { env: 'PGKAFKA_METRICS_ENABLED', schema: bool, default: true, doc: 'Serve the Prometheus `/metrics` endpoint.' },
-  groupMinSessionTimeoutMs: { env: 'PGKAFKA_GROUP_MIN_SESSION_TIMEOUT_MS', schema: int(1), default: 6000, doc: "Smallest session timeout a member may ask for (Kafka's `group.min.session.timeout.ms`)." },
-  groupMaxSessionTimeoutMs: { env: 'PGKAFKA_GROUP_MAX_SESSION_TIMEOUT_MS', schema: int(1), default: 1800000, doc: "Largest session timeout a member may ask for (Kafka's `group.max.session.timeout.ms`)." },
-  groupInitialRebalanceDelayMs: { env: 'PGKAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS', schema: int(0), default: 3000, doc: "How long the first rebalance of an empty group waits for more members (Kafka's `group.initial.rebalance.delay.ms`)." },
+  groupMinSessionTimeoutMs: {
+    env: 'PGKAFKA_GROUP_MIN_SESSION_TIMEOUT_MS',
+    schema: int(1),
+    default: 6000,
+    doc: "Smallest session timeout a member may ask for (Kafka's `group.min.session.timeout.ms`).",
+  },
+  groupMaxSessionTimeoutMs: {
+    env: 'PGKAFKA_GROUP_MAX_SESSION_TIMEOUT_MS',
+    schema: int(1),
+    default: 1800000,
+    doc: "Largest session timeout a member may ask for (Kafka's `group.max.session.timeout.ms`).",
+  },
+  groupInitialRebalanceDelayMs: {
+    env: 'PGKAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS',
+    schema: int(0),
+    default: 3000,
+    doc: "How long the first rebalance of an empty group waits for more members (Kafka's `group.initial.rebalance.delay.ms`).",
+  },
   groupMaxSize: { env: 'PGKAFKA_GROUP_MAX_SIZE', schema: int(1), default: 2147483647, doc: "Most members one group may have (Kafka's `group.max.size`)." },
-  offsetsRetentionMinutes: { env: 'PGKAFKA_OFFSETS_RETENTION_MINUTES', schema: int(1), default: 10080, doc: "How long committed offsets of an empty group are kept (Kafka's `offsets.retention.minutes`)." },
-  offsetsRetentionCheckIntervalMs: { env: 'PGKAFKA_OFFSETS_RETENTION_CHECK_INTERVAL_MS', schema: int(100), default: 600000, doc: "How often expired offsets are removed (Kafka's `offsets.retention.check.interval.ms`)." },
+  offsetsRetentionMinutes: {
+    env: 'PGKAFKA_OFFSETS_RETENTION_MINUTES',
+    schema: int(1),
+    default: 10080,
+    doc: "How long committed offsets of an empty group are kept (Kafka's `offsets.retention.minutes`).",
+  },
+  offsetsRetentionCheckIntervalMs: {
+    env: 'PGKAFKA_OFFSETS_RETENTION_CHECK_INTERVAL_MS',
+    schema: int(100),
+    default: 600000,
+    doc: "How often expired offsets are removed (Kafka's `offsets.retention.check.interval.ms`).",
+  },
   offsetMetadataMaxBytes: { env: 'PGKAFKA_OFFSET_METADATA_MAX_BYTES', schema: int(0), default: 4096, doc: "Largest metadata string an offset commit may carry (Kafka's `offset.metadata.max.bytes`)." },
   logRetentionMs: { env: 'PGKAFKA_LOG_RETENTION_MS', schema: int(-1), default: 604800000, doc: "Default `retention.ms` of topics; -1 keeps records forever (Kafka's `log.retention.ms`)." },
-  logRetentionBytes: { env: 'PGKAFKA_LOG_RETENTION_BYTES', schema: z.coerce.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER), default: -1, doc: "Default `retention.bytes` of topics (per partition); negative means no size limit (Kafka's `log.retention.bytes`)." },
-  logCleanupPolicy: { env: 'PGKAFKA_LOG_CLEANUP_POLICY', schema: cleanupPolicy, default: 'delete', doc: "Default `cleanup.policy` of topics: `delete`, `compact` or both, comma-separated (Kafka's `log.cleanup.policy`)." },
-  logCleanerDeleteRetentionMs: { env: 'PGKAFKA_LOG_CLEANER_DELETE_RETENTION_MS', schema: int(0), default: 86400000, doc: "Default `delete.retention.ms`: how long tombstones survive compaction (Kafka's `log.cleaner.delete.retention.ms`)." },
-  logCleanerMinCleanableRatio: { env: 'PGKAFKA_LOG_CLEANER_MIN_CLEANABLE_RATIO', schema: z.coerce.number().min(0).max(1), default: 0.5, doc: "Default `min.cleanable.dirty.ratio` of compacted topics (Kafka's `log.cleaner.min.cleanable.ratio`)." },
+  logRetentionBytes: {
+    env: 'PGKAFKA_LOG_RETENTION_BYTES',
+    schema: z.coerce.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER),
+    default: -1,
+    doc: "Default `retention.bytes` of topics (per partition); negative means no size limit (Kafka's `log.retention.bytes`).",
+  },
+  logCleanupPolicy: {
+    env: 'PGKAFKA_LOG_CLEANUP_POLICY',
+    schema: cleanupPolicy,
+    default: 'delete',
+    doc: "Default `cleanup.policy` of topics: `delete`, `compact` or both, comma-separated (Kafka's `log.cleanup.policy`).",
+  },
+  logCleanerDeleteRetentionMs: {
+    env: 'PGKAFKA_LOG_CLEANER_DELETE_RETENTION_MS',
+    schema: int(0),
+    default: 86400000,
+    doc: "Default `delete.retention.ms`: how long tombstones survive compaction (Kafka's `log.cleaner.delete.retention.ms`).",
+  },
+  logCleanerMinCleanableRatio: {
+    env: 'PGKAFKA_LOG_CLEANER_MIN_CLEANABLE_RATIO',
+    schema: z.coerce.number().min(0).max(1),
+    default: 0.5,
+    doc: "Default `min.cleanable.dirty.ratio` of compacted topics (Kafka's `log.cleaner.min.cleanable.ratio`).",
+  },
   logCleanerMinCompactionLagMs: { env: 'PGKAFKA_LOG_CLEANER_MIN_COMPACTION_LAG_MS', schema: int(0), default: 0, doc: "Default `min.compaction.lag.ms` (Kafka's `log.cleaner.min.compaction.lag.ms`)." },
-  logMessageTimestampType: { env: 'PGKAFKA_LOG_MESSAGE_TIMESTAMP_TYPE', schema: z.enum(['CreateTime', 'LogAppendTime']), default: 'CreateTime', doc: "Default `message.timestamp.type` of topics (Kafka's `log.message.timestamp.type`)." },
-  compressionType: { env: 'PGKAFKA_COMPRESSION_TYPE', schema: z.enum(['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer']), default: 'producer', doc: "Default `compression.type` of topics; `producer` keeps the producer's codec (Kafka's `compression.type`)." },
-  logRetentionCheckIntervalMs: { env: 'PGKAFKA_LOG_RETENTION_CHECK_INTERVAL_MS', schema: int(100), default: 300000, doc: "How often the retention cleaner looks for batches to delete (Kafka's `log.retention.check.interval.ms`)." },
-  logCleanerBackoffMs: { env: 'PGKAFKA_LOG_CLEANER_BACKOFF_MS', schema: int(0), default: 15000, doc: "How often the cleaner looks for compacted topics' partitions due for compaction, independently of retention (Kafka's `log.cleaner.backoff.ms`)." },
-  logCleanerChunkBatches: { env: 'PGKAFKA_LOG_CLEANER_CHUNK_BATCHES', schema: int(1), default: 1000, doc: 'Most batches one cleaner statement deletes or compacts, so cleaning never holds up produce or fetch for long.' },
-  producerIdExpirationMs: { env: 'PGKAFKA_PRODUCER_ID_EXPIRATION_MS', schema: int(1), default: 86400000, doc: "How long an idempotent producer's sequence state is kept after its last append (Kafka's `producer.id.expiration.ms`)." },
-  transactionalIdExpirationMs: { env: 'PGKAFKA_TRANSACTIONAL_ID_EXPIRATION_MS', schema: int(1), default: 604800000, doc: "How long an idle transactional id (no transaction open) is kept (Kafka's `transactional.id.expiration.ms`)." },
-  listeners: { env: 'PGKAFKA_LISTENERS', schema: listenerList.optional(), default: undefined, doc: "Kafka listeners, `NAME://host:port` comma-separated, NAME one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL (Kafka's `listeners`); unset means one PLAINTEXT listener on `host`:`port`." },
-  advertisedListeners: { env: 'PGKAFKA_ADVERTISED_LISTENERS', schema: listenerList.optional(), default: undefined, doc: "Host and port clients are told to use, per listener, same syntax (Kafka's `advertised.listeners`); a listener not named here advertises `advertisedHost` and its own port." },
+  logMessageTimestampType: {
+    env: 'PGKAFKA_LOG_MESSAGE_TIMESTAMP_TYPE',
+    schema: z.enum(['CreateTime', 'LogAppendTime']),
+    default: 'CreateTime',
+    doc: "Default `message.timestamp.type` of topics (Kafka's `log.message.timestamp.type`).",
+  },
+  compressionType: {
+    env: 'PGKAFKA_COMPRESSION_TYPE',
+    schema: z.enum(['uncompressed', 'zstd', 'lz4', 'snappy', 'gzip', 'producer']),
+    default: 'producer',
+    doc: "Default `compression.type` of topics; `producer` keeps the producer's codec (Kafka's `compression.type`).",
+  },
+  logRetentionCheckIntervalMs: {
+    env: 'PGKAFKA_LOG_RETENTION_CHECK_INTERVAL_MS',
+    schema: int(100),
+    default: 300000,
+    doc: "How often the retention cleaner looks for batches to delete (Kafka's `log.retention.check.interval.ms`).",
+  },
+  logCleanerBackoffMs: {
+    env: 'PGKAFKA_LOG_CLEANER_BACKOFF_MS',
+    schema: int(0),
+    default: 15000,
+    doc: "How often the cleaner looks for compacted topics' partitions due for compaction, independently of retention (Kafka's `log.cleaner.backoff.ms`).",
+  },
+  logCleanerChunkBatches: {
+    env: 'PGKAFKA_LOG_CLEANER_CHUNK_BATCHES',
+    schema: int(1),
+    default: 1000,
+    doc: 'Most batches one cleaner statement deletes or compacts, so cleaning never holds up produce or fetch for long.',
+  },
+  producerIdExpirationMs: {
+    env: 'PGKAFKA_PRODUCER_ID_EXPIRATION_MS',
+    schema: int(1),
+    default: 86400000,
+    doc: "How long an idempotent producer's sequence state is kept after its last append (Kafka's `producer.id.expiration.ms`).",
+  },
+  transactionalIdExpirationMs: {
+    env: 'PGKAFKA_TRANSACTIONAL_ID_EXPIRATION_MS',
+    schema: int(1),
+    default: 604800000,
+    doc: "How long an idle transactional id (no transaction open) is kept (Kafka's `transactional.id.expiration.ms`).",
+  },
+  listeners: {
+    env: 'PGKAFKA_LISTENERS',
+    schema: listenerList.optional(),
+    default: undefined,
+    doc: "Kafka listeners, `NAME://host:port` comma-separated, NAME one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL (Kafka's `listeners`); unset means one PLAINTEXT listener on `host`:`port`.",
+  },
+  advertisedListeners: {
+    env: 'PGKAFKA_ADVERTISED_LISTENERS',
+    schema: listenerList.optional(),
+    default: undefined,
+    doc: "Host and port clients are told to use, per listener, same syntax (Kafka's `advertised.listeners`); a listener not named here advertises `advertisedHost` and its own port.",
+  },
   sslCertFile: { env: 'PGKAFKA_SSL_CERT_FILE', schema: z.string().min(1).optional(), default: undefined, doc: 'PEM certificate (chain) of the SSL and SASL_SSL listeners.' },
   sslKeyFile: { env: 'PGKAFKA_SSL_KEY_FILE', schema: z.string().min(1).optional(), default: undefined, doc: 'PEM private key of the SSL and SASL_SSL listeners (unencrypted).' },
   sslCaFile: { env: 'PGKAFKA_SSL_CA_FILE', schema: z.string().min(1).optional(), default: undefined, doc: 'PEM CA certificates that client certificates must chain to (used with `sslClientAuth`).' },
-  sslClientAuth: { env: 'PGKAFKA_SSL_CLIENT_AUTH', schema: z.enum(['none', 'requested', 'required']), default: 'none', doc: "Client certificates on SSL listeners: `none`, `requested` or `required`; a verified certificate's subject becomes the principal (Kafka's `ssl.client.auth`; SASL_SSL clients authenticate with SASL)." },
-  saslEnabledMechanisms: { env: 'PGKAFKA_SASL_ENABLED_MECHANISMS', schema: saslMechanisms, default: 'PLAIN,SCRAM-SHA-256,SCRAM-SHA-512', doc: "SASL mechanisms offered on SASL listeners, comma-separated: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (Kafka's `sasl.enabled.mechanisms`)." },
-  connectionsMaxReauthMs: { env: 'PGKAFKA_CONNECTIONS_MAX_REAUTH_MS', schema: int(0), default: 0, doc: "SASL session lifetime: clients re-authenticate before it ends or their connection is closed; 0 never expires (Kafka's `connections.max.reauth.ms`, KIP-368)." },
-  authorizerEnabled: { env: 'PGKAFKA_AUTHORIZER_ENABLED', schema: bool, default: false, doc: "Check every request against Kafka ACLs (CreateAcls/DescribeAcls/DeleteAcls) — Kafka's `authorizer.class.name` set to its StandardAuthorizer; off, everything is allowed and the ACL APIs answer SECURITY_DISABLED." },
-  superUsers: { env: 'PGKAFKA_SUPER_USERS', schema: z.string().transform((v) => v.split(';').map((p) => p.trim()).filter((p) => p !== '').join(';')).refine((v) => v === '' || v.split(';').every((p) => /^[^:]+:.+$/.test(p)), 'principals as Type:name separated by semicolons').optional(), default: undefined, doc: "Principals allowed everything whatever the ACLs say, `User:alice;User:bob` (Kafka's `super.users`)." },
-  allowEveryoneIfNoAclFound: { env: 'PGKAFKA_ALLOW_EVERYONE_IF_NO_ACL_FOUND', schema: bool, default: false, doc: "With the authorizer on, allow any principal on a resource no ACL applies to (Kafka's `allow.everyone.if.no.acl.found`)." },
+  sslClientAuth: {
+    env: 'PGKAFKA_SSL_CLIENT_AUTH',
+    schema: z.enum(['none', 'requested', 'required']),
+    default: 'none',
+    doc: "Client certificates on SSL listeners: `none`, `requested` or `required`; a verified certificate's subject becomes the principal (Kafka's `ssl.client.auth`; SASL_SSL clients authenticate with SASL).",
+  },
+  saslEnabledMechanisms: {
+    env: 'PGKAFKA_SASL_ENABLED_MECHANISMS',
+    schema: saslMechanisms,
+    default: 'PLAIN,SCRAM-SHA-256,SCRAM-SHA-512',
+    doc: "SASL mechanisms offered on SASL listeners, comma-separated: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (Kafka's `sasl.enabled.mechanisms`).",
+  },
+  connectionsMaxReauthMs: {
+    env: 'PGKAFKA_CONNECTIONS_MAX_REAUTH_MS',
+    schema: int(0),
+    default: 0,
+    doc: "SASL session lifetime: clients re-authenticate before it ends or their connection is closed; 0 never expires (Kafka's `connections.max.reauth.ms`, KIP-368).",
+  },
+  authorizerEnabled: {
+    env: 'PGKAFKA_AUTHORIZER_ENABLED',
+    schema: bool,
+    default: false,
+    doc: "Check every request against Kafka ACLs (CreateAcls/DescribeAcls/DeleteAcls) — Kafka's `authorizer.class.name` set to its StandardAuthorizer; off, everything is allowed and the ACL APIs answer SECURITY_DISABLED.",
+  },
+  superUsers: {
+    env: 'PGKAFKA_SUPER_USERS',
+    schema: z
+      .string()
+      .transform((v) =>
+        v
+          .split(';')
+          .map((p) => p.trim())
+          .filter((p) => p !== '')
+          .join(';'),
+      )
+      .refine((v) => v === '' || v.split(';').every((p) => /^[^:]+:.+$/.test(p)), 'principals as Type:name separated by semicolons')
+      .optional(),
+    default: undefined,
+    doc: "Principals allowed everything whatever the ACLs say, `User:alice;User:bob` (Kafka's `super.users`).",
+  },
+  allowEveryoneIfNoAclFound: {
+    env: 'PGKAFKA_ALLOW_EVERYONE_IF_NO_ACL_FOUND',
+    schema: bool,
+    default: false,
+    doc: "With the authorizer on, allow any principal on a resource no ACL applies to (Kafka's `allow.everyone.if.no.acl.found`).",
+  },
   logLevel: { env: 'PGKAFKA_LOG_LEVEL', schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', doc: 'pino log level; `debug` logs every request.' },
 } as const;
 

@@ -122,9 +122,7 @@ export abstract class ClassicGroupMetadata implements Group {
       leader: this.leaderId ?? '',
       memberId: member.memberId,
       skipAssignment: false,
-      members: isLeader
-        ? [...this.members.values()].map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, metadata: protocolMetadata(m, this.protocolName) }))
-        : [],
+      members: isLeader ? [...this.members.values()].map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId, metadata: protocolMetadata(m, this.protocolName) })) : [],
     };
   }
 

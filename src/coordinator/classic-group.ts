@@ -10,18 +10,7 @@ import type { Clock, Timer } from '../clock.js';
 import { ClassicGroupMetadata } from './classic-group-metadata.js';
 import type { Group } from './group.js';
 import { protocolInconsistent, sameProtocols, selectProtocol, supportsProtocols } from './group-protocols.js';
-import {
-  ErrorCode,
-  joinError,
-  syncError,
-  UNKNOWN_MEMBER_ID,
-  type JoinRequest,
-  type JoinResult,
-  type Member,
-  type MemberIdentity,
-  type SyncRequest,
-  type SyncResult,
-} from './group-types.js';
+import { ErrorCode, joinError, syncError, UNKNOWN_MEMBER_ID, type JoinRequest, type JoinResult, type Member, type MemberIdentity, type SyncRequest, type SyncResult } from './group-types.js';
 
 export interface GroupSettings {
   initialRebalanceDelayMs: number;
@@ -91,7 +80,10 @@ export class ClassicGroup extends ClassicGroupMetadata {
       if (req.requireKnownMemberId) {
         // KIP-394: hand out the id first, so a client that times out and retries does not leave a ghost member.
         this.pendingMembers.get(newMemberId)?.cancel();
-        this.pendingMembers.set(newMemberId, this.clock.setTimeout(() => this.onPendingMemberExpired(newMemberId), req.sessionTimeoutMs));
+        this.pendingMembers.set(
+          newMemberId,
+          this.clock.setTimeout(() => this.onPendingMemberExpired(newMemberId), req.sessionTimeoutMs),
+        );
         return Promise.resolve(joinError(ErrorCode.MEMBER_ID_REQUIRED, newMemberId));
       }
       return this.addMemberAndRebalance(newMemberId, req);

@@ -224,10 +224,13 @@ export class Coordination {
     this.expiryTimer = null;
     const others = [...this.holders.entries()].filter(([slot, h]) => h.nodeId !== this.nodeId || !this.owned.has(slot)).map(([, h]) => h.until);
     if (others.length === 0 || this.stopped) return;
-    this.expiryTimer = setTimeout(() => {
-      this.expiryTimer = null;
-      this.rebalance(this.live).catch(() => {});
-    }, Math.max(0, Math.min(...others) - this.now()) + EXPIRY_MARGIN_MS);
+    this.expiryTimer = setTimeout(
+      () => {
+        this.expiryTimer = null;
+        this.rebalance(this.live).catch(() => {});
+      },
+      Math.max(0, Math.min(...others) - this.now()) + EXPIRY_MARGIN_MS,
+    );
     this.expiryTimer.unref();
   }
 

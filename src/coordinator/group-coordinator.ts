@@ -278,15 +278,16 @@ export class GroupCoordinator implements SlotOwner {
   /** OffsetFetch: committed offsets of the named partitions, or of every partition the group has committed (topics = null). */
   async fetchOffsets(groupId: string, topics: { name: string; partitions: number[] }[] | null): Promise<FetchedOffset[]> {
     // No topic name holds a NUL (PostgreSQL text cannot): such names simply have no offsets.
-    const stored = await this.store.fetchOffsets(groupId, topics?.map((t) => t.name).filter((name) => !name.includes('\0')));
+    const stored = await this.store.fetchOffsets(
+      groupId,
+      topics?.map((t) => t.name).filter((name) => !name.includes('\0')),
+    );
     if (topics === null) return stored.map((o) => ({ ...o, errorCode: ErrorCode.NONE }));
     const byKey = new Map(stored.map((o) => [`${o.topic}\u0000${o.partition}`, o]));
     return topics.flatMap((t) =>
       t.partitions.map((partition) => {
         const o = byKey.get(`${t.name}\u0000${partition}`);
-        return o
-          ? { ...o, errorCode: ErrorCode.NONE }
-          : { topic: t.name, partition, committedOffset: -1n, leaderEpoch: -1, metadata: '', errorCode: ErrorCode.NONE };
+        return o ? { ...o, errorCode: ErrorCode.NONE } : { topic: t.name, partition, committedOffset: -1n, leaderEpoch: -1, metadata: '', errorCode: ErrorCode.NONE };
       }),
     );
   }
@@ -304,7 +305,11 @@ export class GroupCoordinator implements SlotOwner {
       return subscribed.get(p.topic) ? ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC : ErrorCode.NONE;
     });
     try {
-      await this.store.deleteOffsets(groupId, partitions.filter((p, i) => partitionErrors[i] === ErrorCode.NONE && !p.topic.includes('\0')), this.lease(groupId));
+      await this.store.deleteOffsets(
+        groupId,
+        partitions.filter((p, i) => partitionErrors[i] === ErrorCode.NONE && !p.topic.includes('\0')),
+        this.lease(groupId),
+      );
     } catch (err) {
       if (!(err instanceof LeaseLostError)) throw err;
       this.leaseLost(err, groupId, 'offset delete');

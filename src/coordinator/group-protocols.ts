@@ -39,10 +39,7 @@ export function protocolMetadata(member: Member, protocolName: string | null): B
 
 /** Kafka's MemberMetadata.matches: the same protocols, in the same order, with the same metadata. */
 export function sameProtocols(member: Member, protocols: Protocol[]): boolean {
-  return (
-    member.protocols.length === protocols.length &&
-    member.protocols.every((p, i) => p.name === protocols[i]!.name && p.metadata.equals(protocols[i]!.metadata))
-  );
+  return member.protocols.length === protocols.length && member.protocols.every((p, i) => p.name === protocols[i]!.name && p.metadata.equals(protocols[i]!.metadata));
 }
 
 /** A SyncGroup protocol type or name that differs from the group's; either side null is no conflict. */

@@ -146,15 +146,19 @@ export class TransactionCoordinator {
   /** Runs `work` after every earlier request of the transactional id. */
   private run<T>(transactionalId: string, work: () => Promise<T>): Promise<T> {
     const previous = this.queues.get(transactionalId) ?? Promise.resolve();
-    const next = previous.catch(() => {}).then(() => {
-      const meta = this.txns.get(transactionalId);
-      if (meta) meta.lastUsedMs = this.clock.now();
-      return work();
-    });
+    const next = previous
+      .catch(() => {})
+      .then(() => {
+        const meta = this.txns.get(transactionalId);
+        if (meta) meta.lastUsedMs = this.clock.now();
+        return work();
+      });
     this.queues.set(transactionalId, next);
-    void next.finally(() => {
-      if (this.queues.get(transactionalId) === next) this.queues.delete(transactionalId);
-    }).catch(() => {});
+    void next
+      .finally(() => {
+        if (this.queues.get(transactionalId) === next) this.queues.delete(transactionalId);
+      })
+      .catch(() => {});
     return next;
   }
 
@@ -260,9 +264,7 @@ export class TransactionCoordinator {
         resolved.push(topic && p.partition >= 0 && p.partition < topic.partitionCount ? { topicId: topic.topicId, topic: topic.name, partition: p.partition } : null);
       }
       if (verifyOnly) {
-        return resolved.map((r) =>
-          r && meta!.state === 'Ongoing' && meta!.partitions.has(partitionKey(r.topicId, r.partition)) ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE,
-        );
+        return resolved.map((r) => (r && meta!.state === 'Ongoing' && meta!.partitions.has(partitionKey(r.topicId, r.partition)) ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE));
       }
       // As Kafka: when some partitions are unknown, none is added and the others are OPERATION_NOT_ATTEMPTED.
       if (resolved.some((r) => r === null)) return resolved.map((r) => (r ? ErrorCode.OPERATION_NOT_ATTEMPTED : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));

@@ -116,7 +116,16 @@ async function readOnce(ctx: RequestContext, request: FetchRequest, targets: Tar
  */
 function belowZstd(ctx: RequestContext, target: Target | undefined, data: PartitionData): PartitionData {
   if (ctx.apiVersion >= 10 || !target?.topic || ctx.broker.topics.topicConfig(target.topic).compressionType !== 'zstd') return data;
-  return { partitionIndex: data.partitionIndex, errorCode: ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, abortedTransactions: null, preferredReadReplica: -1, records: EMPTY };
+  return {
+    partitionIndex: data.partitionIndex,
+    errorCode: ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+    highWatermark: -1n,
+    lastStableOffset: -1n,
+    logStartOffset: -1n,
+    abortedTransactions: null,
+    preferredReadReplica: -1,
+    records: EMPTY,
+  };
 }
 
 export default defineHandler({

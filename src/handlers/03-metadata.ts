@@ -69,11 +69,7 @@ export default defineHandler({
             topics.push({ errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, name: null, topicId: requested.topicId, partitions: [] });
             continue;
           }
-          topics.push(
-            topic
-              ? await describeTopic(ctx, topic, includeOperations)
-              : { errorCode: ErrorCode.UNKNOWN_TOPIC_ID, name: null, topicId: requested.topicId, partitions: [] },
-          );
+          topics.push(topic ? await describeTopic(ctx, topic, includeOperations) : { errorCode: ErrorCode.UNKNOWN_TOPIC_ID, name: null, topicId: requested.topicId, partitions: [] });
           continue;
         }
         const name = requested.name;
@@ -93,10 +89,10 @@ export default defineHandler({
         }
         const outcome = existing
           ? { errorCode: ErrorCode.NONE, topic: existing }
-          : autoCreate ? await broker.topics.getOrCreate(name) : { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic: null };
-        topics.push(
-          outcome.topic ? await describeTopic(ctx, outcome.topic, includeOperations) : { errorCode: outcome.errorCode, name, isInternal: isInternalTopic(name), partitions: [] },
-        );
+          : autoCreate
+            ? await broker.topics.getOrCreate(name)
+            : { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic: null };
+        topics.push(outcome.topic ? await describeTopic(ctx, outcome.topic, includeOperations) : { errorCode: outcome.errorCode, name, isInternal: isInternalTopic(name), partitions: [] });
       }
     }
     return {

@@ -37,10 +37,13 @@ export default defineHandler({
     const groups = routeGroup(ctx, request.groupId, { operation: AclOperation.READ });
     if (groups === ErrorCode.GROUP_AUTHORIZATION_FAILED) return respond(request.topics.flatMap((t) => t.partitions.map(() => groups)));
     const byId = ctx.apiVersion >= 10;
-    const names = await Promise.all(
-      request.topics.map(async (t) => (byId ? (t.topicId === ZERO_UUID ? null : ((await topics.getByIdLoading(t.topicId))?.name ?? null)) : t.name)),
+    const names = await Promise.all(request.topics.map(async (t) => (byId ? (t.topicId === ZERO_UUID ? null : ((await topics.getByIdLoading(t.topicId))?.name ?? null)) : t.name)));
+    const readable = authorizedNames(
+      ctx,
+      AclOperation.READ,
+      ResourceType.TOPIC,
+      names.filter((n) => n !== null),
     );
-    const readable = authorizedNames(ctx, AclOperation.READ, ResourceType.TOPIC, names.filter((n) => n !== null));
     const partitions = request.topics.flatMap((t, i) =>
       t.partitions.map((p) => ({
         topic: names[i] ?? '',

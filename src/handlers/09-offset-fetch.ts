@@ -40,10 +40,20 @@ function groupByTopic(offsets: FetchedOffset[]): Map<string, FetchedOffset[]> {
 async function fetchGroup(ctx: RequestContext, groupId: string, wanted: WantedTopic[] | null, requireStable: boolean) {
   if (wanted === null) {
     const topics = await fetchAuthorized(ctx, groupId, null, requireStable);
-    const describable = authorizedNames(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topics.map((t) => t.name));
+    const describable = authorizedNames(
+      ctx,
+      AclOperation.DESCRIBE,
+      ResourceType.TOPIC,
+      topics.map((t) => t.name),
+    );
     return topics.filter((t) => describable.has(t.name));
   }
-  const describable = authorizedNames(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, wanted.map((t) => t.name));
+  const describable = authorizedNames(
+    ctx,
+    AclOperation.DESCRIBE,
+    ResourceType.TOPIC,
+    wanted.map((t) => t.name),
+  );
   const granted = wanted.filter((t) => describable.has(t.name));
   const topics = granted.length > 0 ? await fetchAuthorized(ctx, groupId, granted, requireStable) : [];
   for (const t of wanted) {

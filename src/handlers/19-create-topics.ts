@@ -68,8 +68,15 @@ export default defineHandler({
         errorMessage: null,
         numPartitions: outcome.topic.partitionCount,
         replicationFactor: 1,
-        configs: !describable ? [] : describeTopicConfigs(outcome.topic.configs, ctx.broker.brokerConfigs, { names: null, includeSynonyms: false, includeDocumentation: false })
-          .map((c) => ({ name: c.name, value: c.value, readOnly: c.readOnly, configSource: c.source, isSensitive: c.isSensitive })),
+        configs: !describable
+          ? []
+          : describeTopicConfigs(outcome.topic.configs, ctx.broker.brokerConfigs, { names: null, includeSynonyms: false, includeDocumentation: false }).map((c) => ({
+              name: c.name,
+              value: c.value,
+              readOnly: c.readOnly,
+              configSource: c.source,
+              isSensitive: c.isSensitive,
+            })),
       });
     }
     return { throttleTimeMs: 0, topics: results };

@@ -21,10 +21,7 @@ const MAX_EPOCH = 32767;
 
 /** An idempotent producer: IDEMPOTENT_WRITE on the cluster (its denial is not logged, as Kafka) or WRITE on any topic. */
 function mayProduceIdempotently(ctx: RequestContext): boolean {
-  return (
-    quietlyAllowed(ctx, AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME) ||
-    ctx.broker.authorizer.authorizeAny(requester(ctx), AclOperation.WRITE, ResourceType.TOPIC)
-  );
+  return quietlyAllowed(ctx, AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME) || ctx.broker.authorizer.authorizeAny(requester(ctx), AclOperation.WRITE, ResourceType.TOPIC);
 }
 
 export default defineHandler({

@@ -53,7 +53,10 @@ export default defineHandler({
       topics.push({ topic: t.topic, partitions });
     }
     for (const t of refused) {
-      topics.push({ topic: t.topic, partitions: t.partitions.map((p) => ({ errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, partition: p.partition, leaderEpoch: UNDEFINED_EPOCH, endOffset: UNDEFINED_EPOCH_OFFSET })) });
+      topics.push({
+        topic: t.topic,
+        partitions: t.partitions.map((p) => ({ errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, partition: p.partition, leaderEpoch: UNDEFINED_EPOCH, endOffset: UNDEFINED_EPOCH_OFFSET })),
+      });
     }
     return { throttleTimeMs: 0, topics };
   },

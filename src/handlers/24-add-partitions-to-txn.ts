@@ -26,7 +26,12 @@ const resultsOf = (topics: Topics, errorOf: (topic: string, partition: number) =
 /** A producer's request (v0-3): the errors when it may not add these partitions, or null. */
 async function refusedToProducer(ctx: RequestContext, transactionalId: string, topics: Topics) {
   if (!allowed(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactionalId)) return resultsOf(topics, () => ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
-  const writable = authorizedNames(ctx, AclOperation.WRITE, ResourceType.TOPIC, topics.map((t) => t.name));
+  const writable = authorizedNames(
+    ctx,
+    AclOperation.WRITE,
+    ResourceType.TOPIC,
+    topics.map((t) => t.name),
+  );
   if (topics.every((t) => writable.has(t.name))) return null;
   const partitionCounts = new Map<string, number>();
   for (const name of writable) partitionCounts.set(name, (await ctx.broker.topics.get(name))?.partitionCount ?? 0);
@@ -36,14 +41,7 @@ async function refusedToProducer(ctx: RequestContext, transactionalId: string, t
   });
 }
 
-async function addPartitions(
-  ctx: RequestContext,
-  transactionalId: string,
-  producerId: bigint,
-  producerEpoch: number,
-  topics: Topics,
-  verifyOnly: boolean,
-) {
+async function addPartitions(ctx: RequestContext, transactionalId: string, producerId: bigint, producerEpoch: number, topics: Topics, verifyOnly: boolean) {
   const partitions = topics.flatMap((t) => t.partitions.map((partition) => ({ topic: t.name, partition })));
   const errors = await ctx.broker.transactions.addPartitions(transactionalId, producerId, producerEpoch, partitions, verifyOnly);
   if (errors.some((e) => e !== 0)) ctx.log.info({ transactionalId, errors }, 'partitions not added to the transaction');

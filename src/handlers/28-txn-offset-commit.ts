@@ -48,7 +48,12 @@ export default defineHandler({
     });
     if (!allowed(ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactionalId)) return everyPartition(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
     if (!allowed(ctx, AclOperation.READ, ResourceType.GROUP, request.groupId)) return everyPartition(ErrorCode.GROUP_AUTHORIZATION_FAILED);
-    const readable = authorizedNames(ctx, AclOperation.READ, ResourceType.TOPIC, request.topics.map((t) => t.name));
+    const readable = authorizedNames(
+      ctx,
+      AclOperation.READ,
+      ResourceType.TOPIC,
+      request.topics.map((t) => t.name),
+    );
     // Per partition, in request order: what Kafka's KafkaApis answers before the group coordinator (null: passed on to it).
     const own: (number | null)[] = [];
     for (const t of request.topics) {
@@ -63,7 +68,8 @@ export default defineHandler({
     if (own.some((e) => e === null)) {
       // The coordinator's order: the group id, then the transaction (verified with the transaction coordinator), then the group's member and generation.
       if (!isValidGroupId(request.groupId)) requestError = ErrorCode.INVALID_GROUP_ID;
-      if (requestError === ErrorCode.NONE) requestError = verificationError(transactions.verifyOffsetCommit(request.transactionalId, request.producerId, request.producerEpoch, request.groupId), ctx.apiVersion);
+      if (requestError === ErrorCode.NONE)
+        requestError = verificationError(transactions.verifyOffsetCommit(request.transactionalId, request.producerId, request.producerEpoch, request.groupId), ctx.apiVersion);
       if (requestError === ErrorCode.NONE) {
         const committer = { memberId: request.memberId, groupInstanceId: request.groupInstanceId, generationIdOrMemberEpoch: request.generationId, apiVersion: ctx.apiVersion };
         requestError = groups.validateTxnOffsetCommit(request.groupId, committer);
@@ -75,7 +81,15 @@ export default defineHandler({
       for (const p of t.partitions) {
         if (own[k] === null && requestError === ErrorCode.NONE) {
           if (metadataTooLarge(p.committedMetadata, groups.settings.offsetMetadataMaxBytes)) own[k] = ErrorCode.OFFSET_METADATA_TOO_LARGE;
-          else accepted.push({ groupId: request.groupId, topic: t.name, partition: p.partitionIndex, committedOffset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata });
+          else
+            accepted.push({
+              groupId: request.groupId,
+              topic: t.name,
+              partition: p.partitionIndex,
+              committedOffset: p.committedOffset,
+              leaderEpoch: p.committedLeaderEpoch,
+              metadata: p.committedMetadata,
+            });
         }
         k++;
       }

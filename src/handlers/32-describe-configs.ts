@@ -24,8 +24,20 @@ export default defineHandler({
     for (const r of request.resources) {
       const opts = { names: r.configurationKeys, includeSynonyms: request.includeSynonyms, includeDocumentation: request.includeDocumentation };
       const answer = (errorCode: number, errorMessage: string | null, configs: DescribedConfig[] = []) => ({
-        errorCode, errorMessage, resourceType: r.resourceType, resourceName: r.resourceName,
-        configs: configs.map((c) => ({ name: c.name, value: c.value, readOnly: c.readOnly, configSource: c.source, isSensitive: c.isSensitive, synonyms: c.synonyms, configType: c.configType, documentation: c.documentation })),
+        errorCode,
+        errorMessage,
+        resourceType: r.resourceType,
+        resourceName: r.resourceName,
+        configs: configs.map((c) => ({
+          name: c.name,
+          value: c.value,
+          readOnly: c.readOnly,
+          configSource: c.source,
+          isSensitive: c.isSensitive,
+          synonyms: c.synonyms,
+          configType: c.configType,
+          documentation: c.documentation,
+        })),
       });
       const brokerIdError = (allowEmpty: boolean): string | null => {
         if (r.resourceName === '') return allowEmpty ? null : 'Broker id must not be empty';

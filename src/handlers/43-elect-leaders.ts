@@ -43,7 +43,8 @@ export default defineHandler({
       const topic = await topics.get(t.topic);
       const partitionResult = t.partitions.map((partitionId) => {
         if (!topic) return { partitionId, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `No such topic as ${t.topic}` };
-        if (partitionId < 0 || partitionId >= topic.partitionCount) return { partitionId, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `No such partition as ${t.topic}-${partitionId}` };
+        if (partitionId < 0 || partitionId >= topic.partitionCount)
+          return { partitionId, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `No such partition as ${t.topic}-${partitionId}` };
         return { partitionId, errorCode: ErrorCode.ELECTION_NOT_NEEDED, errorMessage: 'Leader election not needed for topic partition.' };
       });
       replicaElectionResults.push({ topic: t.topic, partitionResult });

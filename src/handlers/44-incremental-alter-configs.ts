@@ -47,7 +47,8 @@ export default defineHandler({
           continue;
         }
         const outcome = await brokerConfigs.alter(r.resourceName, { ops: r.configs }, request.validateOnly);
-        if (outcome.errorCode !== ErrorCode.NONE) ctx.log.info({ broker: r.resourceName, ops: r.configs.map((c) => [c.name, c.configOperation]), error: outcome.errorMessage }, 'broker config change refused');
+        if (outcome.errorCode !== ErrorCode.NONE)
+          ctx.log.info({ broker: r.resourceName, ops: r.configs.map((c) => [c.name, c.configOperation]), error: outcome.errorMessage }, 'broker config change refused');
         else if (!request.validateOnly) ctx.log.info({ broker: r.resourceName, ops: r.configs.map((c) => [c.name, c.configOperation]) }, 'altered broker configs');
         responses.push(answer(outcome.errorCode, outcome.errorMessage));
       } else if (r.resourceType === ConfigResourceType.BROKER_LOGGER) {

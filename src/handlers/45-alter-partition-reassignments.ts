@@ -48,8 +48,14 @@ export default defineHandler({
     if (!clusterAllowed(ctx, AclOperation.ALTER)) {
       const errorMessage = 'Cluster authorization failed.';
       return {
-        throttleTimeMs: 0, allowReplicationFactorChange, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage,
-        responses: request.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage })) })),
+        throttleTimeMs: 0,
+        allowReplicationFactorChange,
+        errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+        errorMessage,
+        responses: request.topics.map((t) => ({
+          name: t.name,
+          partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage })),
+        })),
       };
     }
     const responses = [];

@@ -19,12 +19,19 @@ export default defineHandler({
   async handle(ctx, request) {
     const groups = routeGroup(ctx, request.groupId, { operation: AclOperation.DELETE });
     if (groups === ErrorCode.GROUP_AUTHORIZATION_FAILED) return { errorCode: groups, throttleTimeMs: 0, topics: [] };
-    const readable = authorizedNames(ctx, AclOperation.READ, ResourceType.TOPIC, request.topics.map((t) => t.name));
+    const readable = authorizedNames(
+      ctx,
+      AclOperation.READ,
+      ResourceType.TOPIC,
+      request.topics.map((t) => t.name),
+    );
     // As Kafka's request handler: a partition that does not exist is UNKNOWN_TOPIC_OR_PARTITION, never asked of the group.
     const partitionCounts = new Map<string, number>();
     for (const t of request.topics) if (readable.has(t.name)) partitionCounts.set(t.name, (await ctx.broker.topics.get(t.name))?.partitionCount ?? 0);
     const exists = (topic: string, partition: number) => partition >= 0 && partition < (partitionCounts.get(topic) ?? 0);
-    const partitions = request.topics.filter((t) => readable.has(t.name)).flatMap((t) => t.partitions.filter((p) => exists(t.name, p.partitionIndex)).map((p) => ({ topic: t.name, partition: p.partitionIndex })));
+    const partitions = request.topics
+      .filter((t) => readable.has(t.name))
+      .flatMap((t) => t.partitions.filter((p) => exists(t.name, p.partitionIndex)).map((p) => ({ topic: t.name, partition: p.partitionIndex })));
     const { errorCode, partitionErrors } = typeof groups === 'number' ? { errorCode: groups, partitionErrors: [] } : await groups.deleteOffsets(request.groupId, partitions);
     if (errorCode !== ErrorCode.NONE) return { errorCode, throttleTimeMs: 0, topics: [] };
     let i = 0;

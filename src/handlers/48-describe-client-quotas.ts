@@ -42,7 +42,8 @@ export default defineHandler({
   minVersion: 0,
   maxVersion: 1,
   async handle(ctx, request) {
-    if (!clusterAllowed(ctx, AclOperation.DESCRIBE_CONFIGS)) return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.', entries: null };
+    if (!clusterAllowed(ctx, AclOperation.DESCRIBE_CONFIGS))
+      return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.', entries: null };
     const error = filterError(request);
     if (error) {
       ctx.log.info({ components: request.components, errorCode: error.errorCode }, 'client quota filter refused');

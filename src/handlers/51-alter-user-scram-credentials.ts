@@ -48,14 +48,21 @@ export default defineHandler({
     };
     for (const d of request.deletions) {
       const mechanism = scramMechanismOfType(d.mechanism);
-      const error = outcomes.has(d.name) ? null : (invalid(d.name, mechanism) ??
-        (existing.has(`${d.name}\u0000${mechanism}`) ? null : [ErrorCode.RESOURCE_NOT_FOUND, 'Attempt to delete a user credential that does not exist']));
+      const error = outcomes.has(d.name)
+        ? null
+        : (invalid(d.name, mechanism) ?? (existing.has(`${d.name}\u0000${mechanism}`) ? null : [ErrorCode.RESOURCE_NOT_FOUND, 'Attempt to delete a user credential that does not exist']));
       record(d.name, error, mechanism && { kind: 'delete', user: d.name, mechanism });
     }
     for (const u of request.upsertions) {
       const mechanism = scramMechanismOfType(u.mechanism);
-      const error = outcomes.has(u.name) ? null : (invalid(u.name, mechanism) ??
-        (u.iterations < MIN_ITERATIONS ? [ErrorCode.UNACCEPTABLE_CREDENTIAL, 'Too few iterations'] : u.iterations > MAX_ITERATIONS ? [ErrorCode.UNACCEPTABLE_CREDENTIAL, 'Too many iterations'] : null));
+      const error = outcomes.has(u.name)
+        ? null
+        : (invalid(u.name, mechanism) ??
+          (u.iterations < MIN_ITERATIONS
+            ? [ErrorCode.UNACCEPTABLE_CREDENTIAL, 'Too few iterations']
+            : u.iterations > MAX_ITERATIONS
+              ? [ErrorCode.UNACCEPTABLE_CREDENTIAL, 'Too many iterations']
+              : null));
       // Kafka derives the keys from whatever salted password it is given, whatever its length.
       record(u.name, error, mechanism && { kind: 'upsert', user: u.name, mechanism, credential: credentialFromSaltedPassword(mechanism, u.saltedPassword, Buffer.from(u.salt), u.iterations) });
     }

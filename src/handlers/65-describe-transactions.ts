@@ -34,7 +34,12 @@ export default defineHandler({
       if (transactionalId === '') return failed(transactionalId, ErrorCode.INVALID_REQUEST);
       const meta = ctx.broker.transactions.describe(transactionalId);
       if (!meta) return failed(transactionalId, ErrorCode.TRANSACTIONAL_ID_NOT_FOUND);
-      const describable = authorizedNames(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, [...meta.partitions.values()].map((p) => p.topic));
+      const describable = authorizedNames(
+        ctx,
+        AclOperation.DESCRIBE,
+        ResourceType.TOPIC,
+        [...meta.partitions.values()].map((p) => p.topic),
+      );
       const byTopic = new Map<string, number[]>();
       for (const p of meta.partitions.values()) if (describable.has(p.topic)) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p.partition]);
       return {

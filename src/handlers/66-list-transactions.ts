@@ -9,7 +9,6 @@ import { TXN_STATES, type TxnState } from '../coordinator/transaction-coordinato
 import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { defineHandler } from './types.js';
 
-
 export default defineHandler({
   codec: ListTransactionsApi,
   minVersion: 0,

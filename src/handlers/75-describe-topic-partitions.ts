@@ -51,7 +51,17 @@ export default defineHandler({
         }
         const log = await logs.partition(t.topicId, i);
         // Kafka always lists the ELR fields (empty on one replica); the Java admin client reads them without a null check.
-        partitions.push({ errorCode: ErrorCode.NONE, partitionIndex: i, leaderId: nodeId, leaderEpoch: log?.leaderEpoch ?? 0, replicaNodes: [nodeId], isrNodes: [nodeId], eligibleLeaderReplicas: [], lastKnownElr: [], offlineReplicas: [] });
+        partitions.push({
+          errorCode: ErrorCode.NONE,
+          partitionIndex: i,
+          leaderId: nodeId,
+          leaderEpoch: log?.leaderEpoch ?? 0,
+          replicaNodes: [nodeId],
+          isrNodes: [nodeId],
+          eligibleLeaderReplicas: [],
+          lastKnownElr: [],
+          offlineReplicas: [],
+        });
         budget--;
       }
       topics.push({ errorCode: ErrorCode.NONE, name, topicId: t.topicId, isInternal: false, partitions, topicAuthorizedOperations: authorizedOperations(ctx, ResourceType.TOPIC, name) });

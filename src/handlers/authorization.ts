@@ -58,7 +58,8 @@ export function mayCreateTopic(ctx: RequestContext, name: string): boolean {
 export function configsAlterAuthorizationError(ctx: RequestContext, configResourceType: number, name: string): { errorCode: number; errorMessage: string } | null {
   // ConfigResource types: 2 TOPIC, 4 BROKER, 8 BROKER_LOGGER.
   if (configResourceType === 2 && !allowed(ctx, Op.ALTER_CONFIGS, ResourceType.TOPIC, name)) return { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Topic authorization failed.' };
-  if ((configResourceType === 4 || configResourceType === 8) && !clusterAllowed(ctx, Op.ALTER_CONFIGS)) return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.' };
+  if ((configResourceType === 4 || configResourceType === 8) && !clusterAllowed(ctx, Op.ALTER_CONFIGS))
+    return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.' };
   return null;
 }
 

@@ -56,13 +56,58 @@ import listConfigResources from './74-list-config-resources.js';
 import describeTopicPartitions from './75-describe-topic-partitions.js';
 
 export const handlers: Handler[] = [
-  produce, fetch, listOffsets, metadata, offsetCommit, offsetFetch, findCoordinator, joinGroup, heartbeat, leaveGroup,
-  syncGroup, describeGroups, listGroups, apiVersions, createTopics, deleteTopics, deleteRecords, initProducerId, offsetForLeaderEpoch,
-  addPartitionsToTxn, addOffsetsToTxn, endTxn, txnOffsetCommit, describeAcls, createAcls, deleteAcls, describeConfigs, alterConfigs,
-  alterReplicaLogDirs, describeLogDirs, createPartitions, createDelegationToken, renewDelegationToken, expireDelegationToken, describeDelegationToken,
-  deleteGroups, electLeaders, incrementalAlterConfigs, alterPartitionReassignments, listPartitionReassignments, offsetDelete,
-  describeClientQuotas, describeCluster, describeProducers, describeTransactions, listTransactions, listConfigResources, describeTopicPartitions,
-  saslHandshake, saslAuthenticate, describeUserScramCredentials, alterUserScramCredentials,
+  produce,
+  fetch,
+  listOffsets,
+  metadata,
+  offsetCommit,
+  offsetFetch,
+  findCoordinator,
+  joinGroup,
+  heartbeat,
+  leaveGroup,
+  syncGroup,
+  describeGroups,
+  listGroups,
+  apiVersions,
+  createTopics,
+  deleteTopics,
+  deleteRecords,
+  initProducerId,
+  offsetForLeaderEpoch,
+  addPartitionsToTxn,
+  addOffsetsToTxn,
+  endTxn,
+  txnOffsetCommit,
+  describeAcls,
+  createAcls,
+  deleteAcls,
+  describeConfigs,
+  alterConfigs,
+  alterReplicaLogDirs,
+  describeLogDirs,
+  createPartitions,
+  createDelegationToken,
+  renewDelegationToken,
+  expireDelegationToken,
+  describeDelegationToken,
+  deleteGroups,
+  electLeaders,
+  incrementalAlterConfigs,
+  alterPartitionReassignments,
+  listPartitionReassignments,
+  offsetDelete,
+  describeClientQuotas,
+  describeCluster,
+  describeProducers,
+  describeTransactions,
+  listTransactions,
+  listConfigResources,
+  describeTopicPartitions,
+  saslHandshake,
+  saslAuthenticate,
+  describeUserScramCredentials,
+  alterUserScramCredentials,
 ];
 
 export class HandlerRegistry {
@@ -97,9 +142,7 @@ export class HandlerRegistry {
 
   /** What ApiVersions advertises: exactly the ranges the handlers serve. */
   apiVersions(): { apiKey: number; minVersion: number; maxVersion: number }[] {
-    return [...this.byKey.values()]
-      .map((h) => ({ apiKey: h.codec.apiKey, minVersion: h.advertisedMinVersion ?? h.minVersion, maxVersion: h.maxVersion }))
-      .sort((a, b) => a.apiKey - b.apiKey);
+    return [...this.byKey.values()].map((h) => ({ apiKey: h.codec.apiKey, minVersion: h.advertisedMinVersion ?? h.minVersion, maxVersion: h.maxVersion })).sort((a, b) => a.apiKey - b.apiKey);
   }
 
   /**

@@ -90,7 +90,11 @@ export function applyAppendPolicy(batch: IncomingBatch, config: TopicConfig, now
       } else if (createTime && timestamp !== NO_TIMESTAMP) {
         if (outOfRange(timestamp)) {
           const range = `[${BigInt.asIntN(64, nowMs - before)}, ${BigInt.asIntN(64, nowMs + after)}]`;
-          errors.push({ errorCode: ErrorCode.INVALID_TIMESTAMP, batchIndex, message: `Timestamp ${timestamp} of message with offset ${offset} is out of range. The timestamp should be within ${range}` });
+          errors.push({
+            errorCode: ErrorCode.INVALID_TIMESTAMP,
+            batchIndex,
+            message: `Timestamp ${timestamp} of message with offset ${offset} is out of range. The timestamp should be within ${range}`,
+          });
         }
       } else if (producerAppendTime) {
         const record = partial

@@ -194,9 +194,7 @@ export class AppendQueue {
       };
       const one = taken[0]!;
       const sent: Promise<(Appended | null | Error)[]> =
-        taken.length === 1
-          ? this.statements.append(one.topicId, one.partition, one.offsetCount, one.batches, null, one.logEnd).then((appended) => [appended])
-          : this.statements.appendMany(taken);
+        taken.length === 1 ? this.statements.append(one.topicId, one.partition, one.offsetCount, one.batches, null, one.logEnd).then((appended) => [appended]) : this.statements.appendMany(taken);
       // Counted out before the callers hear, so appends they make in reply see the statement gone.
       void sent.then(
         (results) => {

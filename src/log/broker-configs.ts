@@ -11,9 +11,7 @@ import type { Config } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
 import type { BrokerConfigStorage } from './broker-config-storage.js';
 import { BROKER_CONFIG_BY_NAME, BROKER_CONFIG_DEFS, brokerConfigSynonyms } from './broker-config-defs.js';
-import {
-  AlterConfigOp, canonical, ConfigSource, ConfigTypeId, parseConfigValue, javaSet, type DescribedConfig, type DescribeOptions, type Synonym,
-} from './config-values.js';
+import { AlterConfigOp, canonical, ConfigSource, ConfigTypeId, parseConfigValue, javaSet, type DescribedConfig, type DescribeOptions, type Synonym } from './config-values.js';
 import { LogCode } from '../observability/log-codes.js';
 
 /** Where topic configs find their broker defaults. */
@@ -28,11 +26,12 @@ export interface BrokerDefaults {
   synonyms(name: string): Synonym[];
 }
 
-export type BrokerConfigEdit =
-  | { replace: Record<string, string> }
-  | { ops: { name: string; configOperation: number; value: string | null }[] };
+export type BrokerConfigEdit = { replace: Record<string, string> } | { ops: { name: string; configOperation: number; value: string | null }[] };
 
-export interface AlterOutcome { errorCode: number; errorMessage: string | null }
+export interface AlterOutcome {
+  errorCode: number;
+  errorMessage: string | null;
+}
 
 const OK: AlterOutcome = { errorCode: ErrorCode.NONE, errorMessage: null };
 
@@ -75,12 +74,15 @@ export class BrokerConfigs implements BrokerDefaults {
 
   /** Takes the dynamic layers as stored; values Kafka would not accept are ignored, as Kafka ignores them. */
   setDynamic(clusterDefault: Record<string, string>, broker: Record<string, string>): void {
-    const valid = (configs: Record<string, string>, resource: string) => Object.fromEntries(Object.entries(configs).filter(([name, value]) => {
-      const def = BROKER_CONFIG_BY_NAME.get(name);
-      const ok = !def || (def.dynamic === true && !('error' in parseConfigValue(def, value)));
-      if (!ok) this.log?.warn({ resource, config: name, code: LogCode.BROKER_CONFIG_IGNORED }, 'stored dynamic broker config ignored: not dynamic or not valid');
-      return ok;
-    }));
+    const valid = (configs: Record<string, string>, resource: string) =>
+      Object.fromEntries(
+        Object.entries(configs).filter(([name, value]) => {
+          const def = BROKER_CONFIG_BY_NAME.get(name);
+          const ok = !def || (def.dynamic === true && !('error' in parseConfigValue(def, value)));
+          if (!ok) this.log?.warn({ resource, config: name, code: LogCode.BROKER_CONFIG_IGNORED }, 'stored dynamic broker config ignored: not dynamic or not valid');
+          return ok;
+        }),
+      );
     this.dynamicDefault = valid(clusterDefault, '');
     this.dynamicBroker = valid(broker, String(this.config.nodeId));
     this.generation++;
@@ -115,7 +117,7 @@ export class BrokerConfigs implements BrokerDefaults {
     const def = BROKER_CONFIG_BY_NAME.get(name);
     const first = this.synonyms(name)[0];
     if (first) return def ? canonical(def, first.value!) : first.value;
-    return def ? def.value?.(this.config) ?? def.inForce ?? def.kafkaDefault : null;
+    return def ? (def.value?.(this.config) ?? def.inForce ?? def.kafkaDefault) : null;
   }
 
   /**
@@ -125,23 +127,30 @@ export class BrokerConfigs implements BrokerDefaults {
    */
   describe(resourceName: string, opts: DescribeOptions): DescribedConfig[] {
     const perBroker = resourceName !== '';
-    const names = perBroker
-      ? new Set([...BROKER_CONFIG_DEFS.map((d) => d.name), ...Object.keys(this.dynamicDefault), ...Object.keys(this.dynamicBroker)])
-      : new Set(Object.keys(this.dynamicDefault));
+    const names = perBroker ? new Set([...BROKER_CONFIG_DEFS.map((d) => d.name), ...Object.keys(this.dynamicDefault), ...Object.keys(this.dynamicBroker)]) : new Set(Object.keys(this.dynamicDefault));
     const wanted = opts.names === null || opts.names.length === 0 ? null : new Set(opts.names);
-    return [...names].filter((n) => !wanted || wanted.has(n)).sort().map((name) => {
-      const def = BROKER_CONFIG_BY_NAME.get(name);
-      const sensitive = isSensitive(name);
-      const synonyms = this.layeredSynonyms(name, true).filter((s) => perBroker || s.source === ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG);
-      // A config set nowhere shows Kafka's own default, even where a synonym decides what is in force
-      // (log.retention.ms unset reads null beside log.retention.hours=168, as on Kafka).
-      const setItself = synonyms[0]?.name === name && synonyms[0].source !== ConfigSource.DEFAULT_CONFIG;
-      const value = sensitive ? null : !perBroker ? this.dynamicDefault[name]! : setItself || !def ? this.value(name) : def.kafkaDefault;
-      return {
-        name, value, readOnly: def?.dynamic !== true, source: synonyms[0]?.source ?? ConfigSource.DEFAULT_CONFIG, isSensitive: sensitive,
-        synonyms: opts.includeSynonyms ? synonyms : [], configType: def ? ConfigTypeId[def.type] : 0, documentation: opts.includeDocumentation ? def?.doc ?? null : null,
-      };
-    });
+    return [...names]
+      .filter((n) => !wanted || wanted.has(n))
+      .sort()
+      .map((name) => {
+        const def = BROKER_CONFIG_BY_NAME.get(name);
+        const sensitive = isSensitive(name);
+        const synonyms = this.layeredSynonyms(name, true).filter((s) => perBroker || s.source === ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG);
+        // A config set nowhere shows Kafka's own default, even where a synonym decides what is in force
+        // (log.retention.ms unset reads null beside log.retention.hours=168, as on Kafka).
+        const setItself = synonyms[0]?.name === name && synonyms[0].source !== ConfigSource.DEFAULT_CONFIG;
+        const value = sensitive ? null : !perBroker ? this.dynamicDefault[name]! : setItself || !def ? this.value(name) : def.kafkaDefault;
+        return {
+          name,
+          value,
+          readOnly: def?.dynamic !== true,
+          source: synonyms[0]?.source ?? ConfigSource.DEFAULT_CONFIG,
+          isSensitive: sensitive,
+          synonyms: opts.includeSynonyms ? synonyms : [],
+          configType: def ? ConfigTypeId[def.type] : 0,
+          documentation: opts.includeDocumentation ? (def?.doc ?? null) : null,
+        };
+      });
   }
 
   /**
@@ -197,7 +206,10 @@ function prepareIncremental(current: Record<string, string>, ops: { name: string
         const old = (next[op.name] ?? def.kafkaDefault ?? '').split(',').filter((s) => s !== '');
         next[op.name] = [...old, ...values.filter((v) => !old.includes(v))].join(',');
       } else {
-        next[op.name] = (next[op.name] ?? def.kafkaDefault ?? '').split(',').filter((s) => !values.includes(s)).join(',');
+        next[op.name] = (next[op.name] ?? def.kafkaDefault ?? '')
+          .split(',')
+          .filter((s) => !values.includes(s))
+          .join(',');
       }
     }
   }

@@ -34,17 +34,7 @@
 // tombstone whose key appears in an earlier transactional batch is kept.
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Logger } from '../observability/logger.js';
-import {
-  ATTR_DELETE_HORIZON,
-  ATTRIBUTES_OFFSET,
-  CRC_OFFSET,
-  buildBatch,
-  decodeRecords,
-  readBatchHeaderAt,
-  updateCrc,
-  type BatchHeader,
-  type KafkaRecord,
-} from '../protocol/records/index.js';
+import { ATTR_DELETE_HORIZON, ATTRIBUTES_OFFSET, CRC_OFFSET, buildBatch, decodeRecords, readBatchHeaderAt, updateCrc, type BatchHeader, type KafkaRecord } from '../protocol/records/index.js';
 import type { BatchRewrite, CleanerState, CompactionStore } from '../storage/pg/compaction-store.js';
 import type { LogManager } from './log-manager.js';
 import type { PartitionLog } from './partition-log.js';
@@ -91,12 +81,7 @@ export interface RecordSelection {
  * horizon has passed (unless `pinned` holds their key) and keyless records
  * (Kafka's cleaner drops those too).
  */
-export function selectRecords(
-  baseOffset: number,
-  records: readonly KafkaRecord[],
-  latest: LatestOffsets,
-  opts: { horizonPassed: boolean; pinned?: ReadonlySet<string> },
-): RecordSelection {
+export function selectRecords(baseOffset: number, records: readonly KafkaRecord[], latest: LatestOffsets, opts: { horizonPassed: boolean; pinned?: ReadonlySet<string> }): RecordSelection {
   const kept: KafkaRecord[] = [];
   let tombstones = 0;
   for (const r of records) {
@@ -201,11 +186,7 @@ export function cleanBatch(data: Buffer, latest: LatestOffsets, opts: CleanOptio
 export type CleaningReason = 'dirty-ratio' | 'max-compaction-lag' | 'tombstones-due';
 
 /** Whether a partition is due for compaction now, and why (null: not due). */
-export function cleaningDue(
-  state: CleanerState,
-  config: Pick<TopicConfig, 'minCleanableDirtyRatio' | 'maxCompactionLagMs'>,
-  now: number,
-): CleaningReason | null {
+export function cleaningDue(state: CleanerState, config: Pick<TopicConfig, 'minCleanableDirtyRatio' | 'maxCompactionLagMs'>, now: number): CleaningReason | null {
   if (state.rangeEnd <= state.logStartOffset || state.totalBytes === 0) return null;
   if (state.dirtyBytes > 0 && state.dirtyBytes / state.totalBytes >= config.minCleanableDirtyRatio) return 'dirty-ratio';
   if (state.dirtyBytes > 0 && state.firstDirtyTimestamp !== null && state.firstDirtyTimestamp < now - config.maxCompactionLagMs) return 'max-compaction-lag';
@@ -283,7 +264,7 @@ export class Compactor {
   private async buildMap(p: PartitionLog, from: bigint, to: bigint): Promise<LatestOffsets> {
     const latest = new LatestOffsets();
     let slice = performance.now();
-    for (let at = from; at < to; ) {
+    for (let at = from; at < to;) {
       const chunk = await this.store.readBatches(p.topicId, p.partition, at, to, this.chunkBatches);
       if (chunk.length === 0) break;
       for (const b of chunk) {
@@ -307,7 +288,7 @@ export class Compactor {
     const producers = await this.store.producersNewestBatch(p.topicId, p.partition);
     const stats = { rewritten: 0, deleted: 0, removed: 0, bytesBefore: 0, bytesAfter: 0, tombstonesDueAt: null as number | null };
     let slice = performance.now();
-    for (let at = state.logStartOffset; at < state.rangeEnd; ) {
+    for (let at = state.logStartOffset; at < state.rangeEnd;) {
       const chunk = await this.store.readBatches(p.topicId, p.partition, at, state.rangeEnd, this.chunkBatches);
       if (chunk.length === 0) break;
       const changes: BatchRewrite[] = [];

@@ -15,7 +15,11 @@ export const ConfigResourceType = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8 } as c
 export type ConfigType = keyof typeof ConfigTypeId;
 export type Parsed = boolean | string | bigint | number | string[];
 
-export interface Synonym { name: string; value: string | null; source: number }
+export interface Synonym {
+  name: string;
+  value: string | null;
+  source: number;
+}
 export interface DescribedConfig {
   name: string;
   value: string | null;
@@ -26,22 +30,35 @@ export interface DescribedConfig {
   configType: number;
   documentation: string | null;
 }
-export interface DescribeOptions { names: string[] | null; includeSynonyms: boolean; includeDocumentation: boolean }
+export interface DescribeOptions {
+  names: string[] | null;
+  includeSynonyms: boolean;
+  includeDocumentation: boolean;
+}
 
 /** A validator's verdict: null, Kafka's reason, or the reason and the element it names (list validators). */
 export type Check = (v: Parsed) => string | { why: string; shown: string } | null;
 
-export interface ValueDef { name: string; type: ConfigType; check?: Check }
+export interface ValueDef {
+  name: string;
+  type: ConfigType;
+  check?: Check;
+}
 
 export const LONG_MAX = '9223372036854775807';
 export const atLeast = (min: number) => (v: Parsed) => (Number(v) < min ? `Value must be at least ${min}` : null);
 export const between = (min: number, max: number) => (v: Parsed) => (Number(v) < min ? `Value must be at least ${min}` : Number(v) > max ? `Value must be no more than ${max}` : null);
-export const oneOf = (...values: string[]) => (v: Parsed) => (values.includes(v as string) ? null : `String must be one of: ${values.join(', ')}`);
+export const oneOf =
+  (...values: string[]) =>
+  (v: Parsed) =>
+    values.includes(v as string) ? null : `String must be one of: ${values.join(', ')}`;
 /** ValidList.in: each element one of the values; the message names the first bad element. */
-export const eachOneOf = (...values: string[]) => (v: Parsed) => {
-  const bad = (v as string[]).find((s) => !values.includes(s));
-  return bad === undefined ? null : { why: `String must be one of: ${values.join(', ')}`, shown: bad };
-};
+export const eachOneOf =
+  (...values: string[]) =>
+  (v: Parsed) => {
+    const bad = (v as string[]).find((s) => !values.includes(s));
+    return bad === undefined ? null : { why: `String must be one of: ${values.join(', ')}`, shown: bad };
+  };
 
 /** Java's Double.toString, for values Kafka prints (0.5, 1.0, 1.0E-4). */
 export function javaDouble(x: number): string {

@@ -29,14 +29,7 @@ import { LogCode } from '../observability/log-codes.js';
 
 export { AppendError } from './append-error.js';
 export { READ_COMMITTED, READ_UNCOMMITTED, type ReadResult } from './log-reader.js';
-export {
-  EARLIEST_LOCAL_TIMESTAMP,
-  EARLIEST_TIMESTAMP,
-  LATEST_TIERED_TIMESTAMP,
-  LATEST_TIMESTAMP,
-  MAX_TIMESTAMP,
-  type OffsetLookup,
-} from './offset-lookup.js';
+export { EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIERED_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, type OffsetLookup } from './offset-lookup.js';
 
 export interface LogManagerOptions {
   store: LogStore;

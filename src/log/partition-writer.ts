@@ -92,16 +92,17 @@ export class PartitionWriter {
       }
       const position = new Map(items.map((item, i) => [item, i]));
       this.o.sequences.committed(p, sequenced, (item) => result.baseOffset + firstRelative[position.get(item)!]!, items);
-      this.o.tail.append(p, rows.map((row) => cachedCopy(row, result.baseOffset + row.relativeOffset)));
+      this.o.tail.append(
+        p,
+        rows.map((row) => cachedCopy(row, result.baseOffset + row.relativeOffset)),
+      );
       p.appended(result.baseOffset, result.highWatermark, result.logStartOffset, {
         opened: txn.opened.map((t) => ({ producerId: t.producerId, offset: result.baseOffset + t.relativeOffset })),
         ended: txn.ended.map((t) => ({ producerId: t.producerId, commit: t.commit })),
       });
       if (p.needsReload) this.o.onUnseenAppends(p);
       this.o.onCommitted(p);
-      items.forEach((item, i) =>
-        item.resolve({ baseOffset: result.baseOffset + firstRelative[i]!, logStartOffset: result.logStartOffset, logAppendTimeMs: -1n }),
-      );
+      items.forEach((item, i) => item.resolve({ baseOffset: result.baseOffset + firstRelative[i]!, logStartOffset: result.logStartOffset, logAppendTimeMs: -1n }));
     } catch (err) {
       this.failed(p, items, err, err instanceof OutcomeUnsettled);
     }
@@ -111,10 +112,7 @@ export class PartitionWriter {
     // A PostgreSQL outage fails every flush of every partition: one line per second, counting the others.
     const now = this.o.clock.now();
     if (now - this.appendFailureLog.loggedAt >= 1000) {
-      this.o.log.error(
-        { err: (err as Error).message, code: LogCode.APPEND_FAILED, topicId: p.topicId, partition: p.partition, notLogged: this.appendFailureLog.notLogged },
-        'append failed',
-      );
+      this.o.log.error({ err: (err as Error).message, code: LogCode.APPEND_FAILED, topicId: p.topicId, partition: p.partition, notLogged: this.appendFailureLog.notLogged }, 'append failed');
       this.appendFailureLog = { loggedAt: now, notLogged: 0 };
     } else {
       this.appendFailureLog.notLogged++;

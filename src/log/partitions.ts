@@ -81,7 +81,10 @@ export class Partitions {
       // No row: the partition is gone (dropTopic follows). Not applied: a topic load changed the index meanwhile; read again if that left it short.
       if (s && !p.applySnapshot(s, version) && p.needsReload) this.readBackLater(p);
     } catch (err) {
-      this.log.warn({ err: (err as Error).message, topicId: p.topicId, partition: p.partition, code: LogCode.PARTITION_READ_BACK_FAILED }, "reading a partition's state back failed; the next announcement or append retries");
+      this.log.warn(
+        { err: (err as Error).message, topicId: p.topicId, partition: p.partition, code: LogCode.PARTITION_READ_BACK_FAILED },
+        "reading a partition's state back failed; the next announcement or append retries",
+      );
     }
   }
 

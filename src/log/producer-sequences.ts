@@ -119,8 +119,12 @@ export class ProducerSequences {
         if (outcomeUnknown) p.forgetProducer(header.producerId);
         else if ((!entry || entry.batches.length === 0) && !marked.has(header.producerId)) {
           p.setProducer(header.producerId, {
-            producerEpoch: header.producerEpoch, lastAppendMs: now, lastTimestamp: entry?.lastTimestamp ?? -1n, coordinatorEpoch: entry?.coordinatorEpoch ?? -1,
-            batches: [], expectedSequence: header.baseSequence,
+            producerEpoch: header.producerEpoch,
+            lastAppendMs: now,
+            lastTimestamp: entry?.lastTimestamp ?? -1n,
+            coordinatorEpoch: entry?.coordinatorEpoch ?? -1,
+            batches: [],
+            expectedSequence: header.baseSequence,
           });
         }
         marked.add(header.producerId);

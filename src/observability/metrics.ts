@@ -51,7 +51,7 @@ export function createBrokerMetrics(): BrokerMetrics {
   const registry = new Registry();
   const requests = new Histogram({
     name: 'pgkafka_request_duration_seconds',
-    help: 'Time from a request being read to its response being written, per API (Kafka\'s RequestMetrics TotalTimeMs; a Fetch includes its long-poll wait)',
+    help: "Time from a request being read to its response being written, per API (Kafka's RequestMetrics TotalTimeMs; a Fetch includes its long-poll wait)",
     labelNames: ['api'],
     buckets: DURATION_BUCKETS,
     registers: [registry],
@@ -151,11 +151,7 @@ export function createMetricsRegistry(snapshot: SnapshotSource, registry = new R
 export async function startMetricsServer(opts: MetricsServerOptions): Promise<MetricsServer> {
   const { lagStore, log } = opts;
   const registry = createMetricsRegistry(async () => {
-    const [groups, partitions, deletedUnread] = await Promise.all([
-      describeGroups(lagStore, { now: opts.now?.() }),
-      lagStore.partitionOffsets(),
-      lagStore.deletedUnread(),
-    ]);
+    const [groups, partitions, deletedUnread] = await Promise.all([describeGroups(lagStore, { now: opts.now?.() }), lagStore.partitionOffsets(), lagStore.deletedUnread()]);
     return { groups, partitions, deletedUnread };
   }, opts.registry);
 

@@ -8,8 +8,21 @@ import type { AclBinding } from '../storage/security-types.js';
 export const ResourceType = { UNKNOWN: 0, ANY: 1, TOPIC: 2, GROUP: 3, CLUSTER: 4, TRANSACTIONAL_ID: 5, DELEGATION_TOKEN: 6, USER: 7 } as const;
 export const PatternType = { UNKNOWN: 0, ANY: 1, MATCH: 2, LITERAL: 3, PREFIXED: 4 } as const;
 export const AclOperation = {
-  UNKNOWN: 0, ANY: 1, ALL: 2, READ: 3, WRITE: 4, CREATE: 5, DELETE: 6, ALTER: 7, DESCRIBE: 8, CLUSTER_ACTION: 9,
-  DESCRIBE_CONFIGS: 10, ALTER_CONFIGS: 11, IDEMPOTENT_WRITE: 12, CREATE_TOKENS: 13, DESCRIBE_TOKENS: 14,
+  UNKNOWN: 0,
+  ANY: 1,
+  ALL: 2,
+  READ: 3,
+  WRITE: 4,
+  CREATE: 5,
+  DELETE: 6,
+  ALTER: 7,
+  DESCRIBE: 8,
+  CLUSTER_ACTION: 9,
+  DESCRIBE_CONFIGS: 10,
+  ALTER_CONFIGS: 11,
+  IDEMPOTENT_WRITE: 12,
+  CREATE_TOKENS: 13,
+  DESCRIBE_TOKENS: 14,
 } as const;
 export const AclPermission = { UNKNOWN: 0, ANY: 1, DENY: 2, ALLOW: 3 } as const;
 
@@ -155,7 +168,7 @@ export class AclIndex {
   /** Every binding whose pattern applies to the resource. */
   private applicable(resourceType: number, name: string): AclBinding[] {
     const byName = this.literal.get(resourceType);
-    const out = [...(byName?.get(name) ?? []), ...(name !== WILDCARD ? byName?.get(WILDCARD) ?? [] : [])];
+    const out = [...(byName?.get(name) ?? []), ...(name !== WILDCARD ? (byName?.get(WILDCARD) ?? []) : [])];
     for (const b of this.prefixed.get(resourceType) ?? []) if (name.startsWith(b.resourceName)) out.push(b);
     return out;
   }
@@ -189,22 +202,21 @@ export class AclIndex {
     const ofType = this.all.filter((b) => b.resourceType === resourceType);
     if (ofType.length === 0) return options.allowEveryoneIfNoAclFound;
     const applies = (b: AclBinding) =>
-      (b.principal === who.principal || b.principal === WILDCARD_PRINCIPAL) &&
-      (b.host === who.host || b.host === WILDCARD) &&
-      (b.operation === operation || b.operation === AclOperation.ALL);
+      (b.principal === who.principal || b.principal === WILDCARD_PRINCIPAL) && (b.host === who.host || b.host === WILDCARD) && (b.operation === operation || b.operation === AclOperation.ALL);
     const denies = ofType.filter((b) => b.permissionType === AclPermission.DENY && applies(b));
     if (denies.some((d) => d.patternType === PatternType.LITERAL && d.resourceName === WILDCARD)) return false;
     const deniedBy = (a: AclBinding) =>
-      denies.some((d) =>
-        d.patternType === PatternType.PREFIXED
-          ? a.resourceName.startsWith(d.resourceName)
-          : a.patternType === PatternType.LITERAL && d.resourceName === a.resourceName,
-      );
+      denies.some((d) => (d.patternType === PatternType.PREFIXED ? a.resourceName.startsWith(d.resourceName) : a.patternType === PatternType.LITERAL && d.resourceName === a.resourceName));
     return ofType.some((a) => a.permissionType === AclPermission.ALLOW && applies(a) && !deniedBy(a));
   }
 }
 
 /** Kafka's super.users syntax: principals separated by semicolons. */
 export function parseSuperUsers(value: string): Set<string> {
-  return new Set(value.split(';').map((p) => p.trim()).filter((p) => p !== ''));
+  return new Set(
+    value
+      .split(';')
+      .map((p) => p.trim())
+      .filter((p) => p !== ''),
+  );
 }

@@ -1,18 +1,25 @@
 import type { Logger } from '../observability/logger.js';
-import {
-  AclIndex,
-  CLUSTER_NAME,
-  ResourceType,
-  filterMatches,
-  type AclBinding,
-  type AclFilter,
-  type AuthorizationRequest,
-  type AuthorizerOptions,
-} from './acl.js';
+import { AclIndex, CLUSTER_NAME, ResourceType, filterMatches, type AclBinding, type AclFilter, type AuthorizationRequest, type AuthorizerOptions } from './acl.js';
 import type { AclStorage } from './acl-storage.js';
 import { LogCode } from '../observability/log-codes.js';
 
-const OPERATION_NAMES = ['UNKNOWN', 'ANY', 'ALL', 'READ', 'WRITE', 'CREATE', 'DELETE', 'ALTER', 'DESCRIBE', 'CLUSTER_ACTION', 'DESCRIBE_CONFIGS', 'ALTER_CONFIGS', 'IDEMPOTENT_WRITE', 'CREATE_TOKENS', 'DESCRIBE_TOKENS'];
+const OPERATION_NAMES = [
+  'UNKNOWN',
+  'ANY',
+  'ALL',
+  'READ',
+  'WRITE',
+  'CREATE',
+  'DELETE',
+  'ALTER',
+  'DESCRIBE',
+  'CLUSTER_ACTION',
+  'DESCRIBE_CONFIGS',
+  'ALTER_CONFIGS',
+  'IDEMPOTENT_WRITE',
+  'CREATE_TOKENS',
+  'DESCRIBE_TOKENS',
+];
 const RESOURCE_NAMES = ['UNKNOWN', 'ANY', 'Topic', 'Group', 'Cluster', 'TransactionalId', 'DelegationToken', 'User'];
 
 /**

@@ -105,9 +105,7 @@ export class SecuritySession {
       this.closeAfterResponse = true;
       return { errorCode: ErrorCode.UNSUPPORTED_SASL_MECHANISM, mechanisms };
     }
-    this.server = mechanism === 'PLAIN'
-      ? new PlainServer(this.options.lookupCredential)
-      : isScramMechanism(mechanism) ? new ScramServer(mechanism, this.options.lookupCredential) : null;
+    this.server = mechanism === 'PLAIN' ? new PlainServer(this.options.lookupCredential) : isScramMechanism(mechanism) ? new ScramServer(mechanism, this.options.lookupCredential) : null;
     if (!this.server) {
       this.closeAfterResponse = true;
       return { errorCode: ErrorCode.UNSUPPORTED_SASL_MECHANISM, mechanisms };

@@ -27,7 +27,10 @@ export function tlsServerOptions(files: TlsFiles): TlsOptions {
 
 /** RFC 2253 escaping of an attribute value. */
 function escapeRdnValue(v: string): string {
-  return v.replace(/([,+"\\<>;])/g, '\\$1').replace(/^([ #])/, '\\$1').replace(/ $/, '\\ ');
+  return v
+    .replace(/([,+"\\<>;])/g, '\\$1')
+    .replace(/^([ #])/, '\\$1')
+    .replace(/ $/, '\\ ');
 }
 
 /**

@@ -222,7 +222,13 @@ export class Connection {
       // requests keep reaching the partitions' queues while a flush commits.
       const pipelined = frame.length >= 2 && frame.readInt16BE(0) === PRODUCE_KEY && this.session.authenticated && !this.session.expectsRawToken;
       if (!pipelined) await this.responsesWritten();
-      else while (!this.closed && this.responses.length > 0 && (this.responses.length >= this.pipeline.maxInFlightRequests || (this.pipelinedBytes > 0 && this.pipelinedBytes + frame.length > this.pipeline.maxInFlightBytes))) await this.responseWritten();
+      else
+        while (
+          !this.closed &&
+          this.responses.length > 0 &&
+          (this.responses.length >= this.pipeline.maxInFlightRequests || (this.pipelinedBytes > 0 && this.pipelinedBytes + frame.length > this.pipeline.maxInFlightBytes))
+        )
+          await this.responseWritten();
       await this.handleFrame(frame, receivedAt);
       // A client that stops reading responses stops being served: no unbounded buffering of fetched batches.
       if (this.socket.writableNeedDrain && !this.closed) await this.drainOrClose();
@@ -401,18 +407,21 @@ export class Connection {
     if (response instanceof Deferred) {
       // The request's bytes stay referenced (its batches) until the commit answers it.
       this.pipelinedBytes += frame.length;
-      this.respondInOrder(response.result.then(
-        (result) => {
-          this.pipelinedBytes -= frame.length;
-          return encode(result);
-        },
-        (err: unknown) => {
-          this.pipelinedBytes -= frame.length;
-          return failed(err);
-        },
-      ), handler.codec.name, receivedAt);
-    }
-    else this.respondInOrder(encode(response), handler.codec.name, receivedAt);
+      this.respondInOrder(
+        response.result.then(
+          (result) => {
+            this.pipelinedBytes -= frame.length;
+            return encode(result);
+          },
+          (err: unknown) => {
+            this.pipelinedBytes -= frame.length;
+            return failed(err);
+          },
+        ),
+        handler.codec.name,
+        receivedAt,
+      );
+    } else this.respondInOrder(encode(response), handler.codec.name, receivedAt);
   }
 
   private send(buffers: Buffer[]): void {

@@ -43,9 +43,7 @@ export class KafkaServer {
       if (tls && !options.tls) throw new Error(`listener ${listener.name} needs a TLS certificate and key`);
       // As on Kafka, ssl.client.auth applies to SSL listeners; SASL_SSL clients authenticate with SASL.
       const tlsOptions: TlsOptions = listener.name === 'SSL' ? options.tls! : { ...options.tls, requestCert: false, rejectUnauthorized: false };
-      const server = tls
-        ? createTlsServer(tlsOptions, (socket) => this.accept(listener, socket, tlsPrincipal(socket)))
-        : createServer((socket) => this.accept(listener, socket, null));
+      const server = tls ? createTlsServer(tlsOptions, (socket) => this.accept(listener, socket, tlsPrincipal(socket))) : createServer((socket) => this.accept(listener, socket, null));
       if (tls) {
         server.on('tlsClientError', (err: Error, socket: TLSSocket) =>
           this.log.warn({ listener: listener.name, remote: `${socket.remoteAddress}:${socket.remotePort}`, err: err.message, code: LogCode.TLS_HANDSHAKE_FAILED }, 'TLS handshake failed'),
@@ -68,7 +66,15 @@ export class KafkaServer {
     this.perIp.set(ip, fromIp + 1);
     // A client certificate names the principal on SSL listeners; on SASL_SSL the SASL user does.
     const session = new SecuritySession(listener.name, this.options.security, listener.name === 'SSL' ? certificatePrincipal : null);
-    const connection = new Connection(socket, { registry: this.registry, broker: this.broker, log, maxFrameBytes: this.options.maxFrameBytes, session, pipeline: this.options.pipeline, observeRequest: this.options.observeRequest });
+    const connection = new Connection(socket, {
+      registry: this.registry,
+      broker: this.broker,
+      log,
+      maxFrameBytes: this.options.maxFrameBytes,
+      session,
+      pipeline: this.options.pipeline,
+      observeRequest: this.options.observeRequest,
+    });
     this.connections.add(connection);
     log.info({ principal: listener.name === 'SSL' ? session.principal : undefined }, 'connection opened');
     if (this.options.connectionsMaxIdleMs > 0) {

@@ -42,7 +42,19 @@ async function stable(...members: Partial<JoinRequest>[]): Promise<JoinResult[]>
   const results = await joined(...members);
   const leader = results[0]!.leader;
   const assignments = results.map((r, i) => ({ memberId: r.memberId, assignment: Buffer.from(`assignment-${i}`) }));
-  await Promise.all(results.map((r) => group.sync({ groupId: 'g', generationId: r.generationId, memberId: r.memberId, groupInstanceId: null, protocolType: group.protocolType, protocolName: 'range', assignments: r.memberId === leader ? assignments : [] })));
+  await Promise.all(
+    results.map((r) =>
+      group.sync({
+        groupId: 'g',
+        generationId: r.generationId,
+        memberId: r.memberId,
+        groupInstanceId: null,
+        protocolType: group.protocolType,
+        protocolName: 'range',
+        assignments: r.memberId === leader ? assignments : [],
+      }),
+    ),
+  );
   expect(group.stateAsString()).toBe('Stable');
   return results;
 }
@@ -68,8 +80,18 @@ describe('a classic group as a Group', () => {
   it('describes members without metadata or assignment until the group is Stable', async () => {
     const [a] = await joined({ clientId: 'a' });
     expect(group.describe()).toMatchObject({ errorCode: ErrorCode.NONE, groupState: 'CompletingRebalance', protocolType: 'consumer', protocolData: '' });
-    expect(group.describe().members).toEqual([{ memberId: a!.memberId, groupInstanceId: null, clientId: 'a', clientHost: '/127.0.0.1', memberMetadata: Buffer.alloc(0), memberAssignment: Buffer.alloc(0) }]);
-    void group.sync({ groupId: 'g', generationId: 1, memberId: a!.memberId, groupInstanceId: null, protocolType: 'consumer', protocolName: 'range', assignments: [{ memberId: a!.memberId, assignment: Buffer.from('mine') }] });
+    expect(group.describe().members).toEqual([
+      { memberId: a!.memberId, groupInstanceId: null, clientId: 'a', clientHost: '/127.0.0.1', memberMetadata: Buffer.alloc(0), memberAssignment: Buffer.alloc(0) },
+    ]);
+    void group.sync({
+      groupId: 'g',
+      generationId: 1,
+      memberId: a!.memberId,
+      groupInstanceId: null,
+      protocolType: 'consumer',
+      protocolName: 'range',
+      assignments: [{ memberId: a!.memberId, assignment: Buffer.from('mine') }],
+    });
     await new Promise((r) => setImmediate(r));
     expect(group.describe()).toMatchObject({ groupState: 'Stable', protocolData: 'range' });
     expect(group.describe().members[0]).toMatchObject({ memberMetadata: subscription(['orders']), memberAssignment: Buffer.from('mine') });
@@ -95,7 +117,12 @@ describe('a classic group as a Group', () => {
     group = newGroup();
     expect(group.validateDeleteGroup()).toBe(ErrorCode.NONE);
     group.markDead();
-    expect([group.isDead(), group.validateDeleteGroup(), group.validateOffsetDelete(), group.validateOffsetFetch(null, -1)]).toEqual([true, ErrorCode.GROUP_ID_NOT_FOUND, ErrorCode.GROUP_ID_NOT_FOUND, ErrorCode.GROUP_ID_NOT_FOUND]);
+    expect([group.isDead(), group.validateDeleteGroup(), group.validateOffsetDelete(), group.validateOffsetFetch(null, -1)]).toEqual([
+      true,
+      ErrorCode.GROUP_ID_NOT_FOUND,
+      ErrorCode.GROUP_ID_NOT_FOUND,
+      ErrorCode.GROUP_ID_NOT_FOUND,
+    ]);
   });
 
   it('accepts a transactional commit that names neither member nor generation in any state, an OffsetCommit only while Empty', async () => {

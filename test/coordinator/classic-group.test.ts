@@ -54,7 +54,12 @@ async function stableGroupOf(n: number): Promise<{ ids: string[]; leader: string
   const generation = results[0]!.generationId;
   const syncs = results.map((r) =>
     group.sync({
-      groupId: 'g', generationId: generation, memberId: r.memberId, groupInstanceId: null, protocolType: 'consumer', protocolName: 'range',
+      groupId: 'g',
+      generationId: generation,
+      memberId: r.memberId,
+      groupInstanceId: null,
+      protocolType: 'consumer',
+      protocolName: 'range',
       assignments: r.memberId === leader ? results.map((x, i) => ({ memberId: x.memberId, assignment: Buffer.from(`a${i}`) })) : [],
     }),
   );
@@ -135,9 +140,24 @@ describe('ClassicGroup join', () => {
   });
 
   it('chooses the protocol most members prefer among those all support', async () => {
-    const a = await joinNewMember({ protocols: [{ name: 'roundrobin', metadata: Buffer.alloc(0) }, { name: 'range', metadata: Buffer.alloc(0) }] });
-    const b = await joinNewMember({ protocols: [{ name: 'range', metadata: Buffer.alloc(0) }, { name: 'roundrobin', metadata: Buffer.alloc(0) }] });
-    const c = await joinNewMember({ protocols: [{ name: 'range', metadata: Buffer.alloc(0) }, { name: 'sticky', metadata: Buffer.alloc(0) }] });
+    const a = await joinNewMember({
+      protocols: [
+        { name: 'roundrobin', metadata: Buffer.alloc(0) },
+        { name: 'range', metadata: Buffer.alloc(0) },
+      ],
+    });
+    const b = await joinNewMember({
+      protocols: [
+        { name: 'range', metadata: Buffer.alloc(0) },
+        { name: 'roundrobin', metadata: Buffer.alloc(0) },
+      ],
+    });
+    const c = await joinNewMember({
+      protocols: [
+        { name: 'range', metadata: Buffer.alloc(0) },
+        { name: 'sticky', metadata: Buffer.alloc(0) },
+      ],
+    });
     clock.advance(DELAY);
     clock.advance(DELAY);
     const results = await Promise.all([a.joined, b.joined, c.joined]);
@@ -154,8 +174,16 @@ describe('ClassicGroup sync', () => {
     const follower = group.sync({ groupId: 'g', generationId: 1, memberId: rb.memberId, groupInstanceId: null, protocolType: null, protocolName: null, assignments: [] });
     expect(await settled(follower)).toBe('pending');
     const leader = await group.sync({
-      groupId: 'g', generationId: 1, memberId: ra.memberId, groupInstanceId: null, protocolType: 'consumer', protocolName: 'range',
-      assignments: [{ memberId: ra.memberId, assignment: Buffer.from('A') }, { memberId: rb.memberId, assignment: Buffer.from('B') }],
+      groupId: 'g',
+      generationId: 1,
+      memberId: ra.memberId,
+      groupInstanceId: null,
+      protocolType: 'consumer',
+      protocolName: 'range',
+      assignments: [
+        { memberId: ra.memberId, assignment: Buffer.from('A') },
+        { memberId: rb.memberId, assignment: Buffer.from('B') },
+      ],
     });
     expect(leader.assignment.toString()).toBe('A');
     expect(((await follower) as SyncResult).assignment.toString()).toBe('B');
@@ -165,9 +193,13 @@ describe('ClassicGroup sync', () => {
 
   it('answers ILLEGAL_GENERATION to a stale generation and REBALANCE_IN_PROGRESS during the join phase', async () => {
     const { ids } = await stableGroupOf(2);
-    expect((await group.sync({ groupId: 'g', generationId: 0, memberId: ids[0]!, groupInstanceId: null, protocolType: null, protocolName: null, assignments: [] })).errorCode).toBe(ErrorCode.ILLEGAL_GENERATION);
+    expect((await group.sync({ groupId: 'g', generationId: 0, memberId: ids[0]!, groupInstanceId: null, protocolType: null, protocolName: null, assignments: [] })).errorCode).toBe(
+      ErrorCode.ILLEGAL_GENERATION,
+    );
     await joinNewMember();
-    expect((await group.sync({ groupId: 'g', generationId: 1, memberId: ids[0]!, groupInstanceId: null, protocolType: null, protocolName: null, assignments: [] })).errorCode).toBe(ErrorCode.REBALANCE_IN_PROGRESS);
+    expect((await group.sync({ groupId: 'g', generationId: 1, memberId: ids[0]!, groupInstanceId: null, protocolType: null, protocolName: null, assignments: [] })).errorCode).toBe(
+      ErrorCode.REBALANCE_IN_PROGRESS,
+    );
   });
 });
 
@@ -226,8 +258,23 @@ describe('ClassicGroup static membership', () => {
     clock.advance(2 * DELAY);
     const [ra, rb] = await Promise.all([a, b]);
     const leaderId = ra.leader;
-    const assign = [{ memberId: ra.memberId, assignment: Buffer.from('A') }, { memberId: rb.memberId, assignment: Buffer.from('B') }];
-    await Promise.all([ra, rb].map((r) => group.sync({ groupId: 'g', generationId: 1, memberId: r.memberId, groupInstanceId: r.memberId === ra.memberId ? 'instance-a' : 'instance-b', protocolType: null, protocolName: null, assignments: r.memberId === leaderId ? assign : [] })));
+    const assign = [
+      { memberId: ra.memberId, assignment: Buffer.from('A') },
+      { memberId: rb.memberId, assignment: Buffer.from('B') },
+    ];
+    await Promise.all(
+      [ra, rb].map((r) =>
+        group.sync({
+          groupId: 'g',
+          generationId: 1,
+          memberId: r.memberId,
+          groupInstanceId: r.memberId === ra.memberId ? 'instance-a' : 'instance-b',
+          protocolType: null,
+          protocolName: null,
+          assignments: r.memberId === leaderId ? assign : [],
+        }),
+      ),
+    );
     expect(group.state).toBe('Stable');
 
     // instance-b restarts: a fresh join with an empty member id and the same instance id.

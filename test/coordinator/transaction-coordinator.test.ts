@@ -22,7 +22,13 @@ async function setup(options: { transactionalIdExpirationMs?: number; db?: Memor
   const markers = new RecordingMarkers();
   const store = new MemoryTransactionStore(db);
   const coordinator = new TransactionCoordinator({
-    store, producerIds: new MemoryProducerIds(db), markers, topics, log: createLogger('silent'), clock, timeoutCheckMs: CHECK_MS,
+    store,
+    producerIds: new MemoryProducerIds(db),
+    markers,
+    topics,
+    log: createLogger('silent'),
+    clock,
+    timeoutCheckMs: CHECK_MS,
     transactionalIdExpirationMs: options.transactionalIdExpirationMs,
   });
   await coordinator.load();
@@ -85,7 +91,15 @@ describe('TransactionCoordinator', () => {
     const clock = new FakeClock();
     const db = new MemoryDatabase(clock);
     await new MemoryTransactionStore(db).save({
-      transactionalId: 'tx', producerId: 5n, producerEpoch: 32766, lastProducerEpoch: 32765, timeoutMs: 60_000, state: 'Empty', startTime: null, partitions: [], groups: [],
+      transactionalId: 'tx',
+      producerId: 5n,
+      producerEpoch: 32766,
+      lastProducerEpoch: 32765,
+      timeoutMs: 60_000,
+      state: 'Empty',
+      startTime: null,
+      partitions: [],
+      groups: [],
     });
     const { coordinator } = await setup({ db, clock });
     expect(await coordinator.initProducerId('tx', 60_000, -1n, -1)).toEqual({ errorCode: ErrorCode.NONE, producerId: 1000n, producerEpoch: 0 });
@@ -95,12 +109,24 @@ describe('TransactionCoordinator', () => {
   it('aborts a transaction open longer than its timeout, with an epoch bump; the old epoch is then fenced', async () => {
     const { coordinator, markers, advance } = await setup();
     const p = await coordinator.initProducerId('tx', 5000, -1n, -1);
-    await coordinator.addPartitions('tx', p.producerId, p.producerEpoch, [{ topic: 'orders', partition: 0 }, { topic: 'orders', partition: 2 }], false);
+    await coordinator.addPartitions(
+      'tx',
+      p.producerId,
+      p.producerEpoch,
+      [
+        { topic: 'orders', partition: 0 },
+        { topic: 'orders', partition: 2 },
+      ],
+      false,
+    );
     await advance(5000);
     expect(coordinator.describe('tx')!.state).toBe('Ongoing');
     await advance(1000);
     expect(coordinator.describe('tx')).toMatchObject({ state: 'CompleteAbort', producerEpoch: p.producerEpoch + 1 });
-    expect(markers.written.map((m) => [m.partition, m.commit, m.producerEpoch]).sort()).toEqual([[0, false, 1], [2, false, 1]]);
+    expect(markers.written.map((m) => [m.partition, m.commit, m.producerEpoch]).sort()).toEqual([
+      [0, false, 1],
+      [2, false, 1],
+    ]);
     expect(await coordinator.endTxn('tx', p.producerId, p.producerEpoch, true)).toMatchObject({ errorCode: ErrorCode.PRODUCER_FENCED });
   });
 
@@ -127,20 +153,42 @@ describe('TransactionCoordinator', () => {
   it('AddPartitionsToTxn: an unknown topic or partition adds none, the others OPERATION_NOT_ATTEMPTED; verifyOnly answers membership', async () => {
     const { coordinator, orders } = await setup();
     const p = await coordinator.initProducerId('tx', 60_000, -1n, -1);
-    expect(await coordinator.addPartitions('tx', p.producerId, 0, [{ topic: 'orders', partition: 0 }, { topic: 'missing', partition: 0 }, { topic: 'orders', partition: 3 }], false))
-      .toEqual([ErrorCode.OPERATION_NOT_ATTEMPTED, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]);
+    expect(
+      await coordinator.addPartitions(
+        'tx',
+        p.producerId,
+        0,
+        [
+          { topic: 'orders', partition: 0 },
+          { topic: 'missing', partition: 0 },
+          { topic: 'orders', partition: 3 },
+        ],
+        false,
+      ),
+    ).toEqual([ErrorCode.OPERATION_NOT_ATTEMPTED, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]);
     expect(coordinator.describe('tx')!.state).toBe('Empty');
     expect(coordinator.verifyProduce(p.producerId, 0, orders.topicId, 0)).toBe(ErrorCode.INVALID_TXN_STATE);
 
     await coordinator.addPartitions('tx', p.producerId, 0, [{ topic: 'orders', partition: 0 }], false);
-    expect(await coordinator.addPartitions('tx', p.producerId, 0, [{ topic: 'orders', partition: 0 }, { topic: 'orders', partition: 1 }], true)).toEqual([ErrorCode.NONE, ErrorCode.INVALID_TXN_STATE]);
+    expect(
+      await coordinator.addPartitions(
+        'tx',
+        p.producerId,
+        0,
+        [
+          { topic: 'orders', partition: 0 },
+          { topic: 'orders', partition: 1 },
+        ],
+        true,
+      ),
+    ).toEqual([ErrorCode.NONE, ErrorCode.INVALID_TXN_STATE]);
     expect(coordinator.verifyProduce(p.producerId, 0, orders.topicId, 0)).toBe(ErrorCode.NONE);
     expect(coordinator.verifyProduce(p.producerId, 0, orders.topicId, 1)).toBe(ErrorCode.INVALID_TXN_STATE);
     expect(coordinator.verifyProduce(p.producerId, 1, orders.topicId, 0)).toBe(ErrorCode.INVALID_TXN_STATE);
     expect(coordinator.verifyProduce(999n, 0, orders.topicId, 0)).toBe(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
   });
 
-  it('TxnOffsetCommit: offsets are staged (pending for OffsetFetch) and become the group\'s committed offsets at the commit', async () => {
+  it("TxnOffsetCommit: offsets are staged (pending for OffsetFetch) and become the group's committed offsets at the commit", async () => {
     const { coordinator, db } = await setup();
     const p = await coordinator.initProducerId('tx', 60_000, -1n, -1);
     expect(coordinator.verifyOffsetCommit('', p.producerId, 0, 'g')).toBe(ErrorCode.INVALID_REQUEST);
@@ -190,8 +238,15 @@ describe('TransactionCoordinator', () => {
     const open = await before.coordinator.initProducerId('open', 60_000, -1n, -1);
     await before.coordinator.addPartitions('open', open.producerId, 0, [{ topic: 'orders', partition: 0 }], false);
     await before.store.save({
-      transactionalId: 'prepared', producerId: 77n, producerEpoch: 3, lastProducerEpoch: 2, timeoutMs: 60_000, state: 'PrepareCommit',
-      startTime: new Date(clock.now()), partitions: [{ topicId: before.orders.topicId, topic: 'orders', partition: 2 }], groups: [],
+      transactionalId: 'prepared',
+      producerId: 77n,
+      producerEpoch: 3,
+      lastProducerEpoch: 2,
+      timeoutMs: 60_000,
+      state: 'PrepareCommit',
+      startTime: new Date(clock.now()),
+      partitions: [{ topicId: before.orders.topicId, topic: 'orders', partition: 2 }],
+      groups: [],
     });
     before.coordinator.shutdown();
 

@@ -169,13 +169,22 @@ function mutate(body: Buffer, t: Target, rnd: () => number, header: Buffer): { k
     case 4: {
       // The body after a header of the wrong version (v0: no client id; v1: no tags; v2: tags).
       const right = requestHeaderVersion(t.apiKey, t.version);
-      const wrong = pick(rnd, [0, 1, 2].filter((v) => v !== right));
+      const wrong = pick(
+        rnd,
+        [0, 1, 2].filter((v) => v !== right),
+      );
       const h = encodeHeader(t.apiKey, t.version, wrong, header.readInt32BE(4), 'fuzz');
       return { kind: `header-v${wrong}`, body: Buffer.concat([h, b.subarray(header.length)]) };
     }
     case 5: {
       // Right API, another version (served or not).
-      const v = rnd() < 0.8 ? pick(rnd, targets.filter((x) => x.apiKey === t.apiKey)).version + (rnd() < 0.2 ? 1 : 0) : int(rnd, 65536) - 32768;
+      const v =
+        rnd() < 0.8
+          ? pick(
+              rnd,
+              targets.filter((x) => x.apiKey === t.apiKey),
+            ).version + (rnd() < 0.2 ? 1 : 0)
+          : int(rnd, 65536) - 32768;
       b.writeInt16BE(v, 2);
       return { kind: 'version', body: b };
     }
@@ -241,7 +250,16 @@ export function makeCase(seed: number, index: number): FuzzCase {
     if (wrong !== body.length) {
       size.writeInt32BE(wrong);
       const expect: Expect = wrong < 0 || wrong > FUZZ_MAX_FRAME_BYTES ? 'close' : 'desync';
-      return { index, apiKey: t.apiKey, version: t.version, kind: `${kind}+size${wrong - body.length >= 0 ? '+' : ''}${wrong - body.length}`, frame: Buffer.concat([size, body]), expect, correlationId, answerVersion: 0 };
+      return {
+        index,
+        apiKey: t.apiKey,
+        version: t.version,
+        kind: `${kind}+size${wrong - body.length >= 0 ? '+' : ''}${wrong - body.length}`,
+        frame: Buffer.concat([size, body]),
+        expect,
+        correlationId,
+        answerVersion: 0,
+      };
     }
   }
   size.writeInt32BE(body.length);

@@ -40,7 +40,7 @@ export async function startFuzzBroker(databaseUrl: string, overrides: Partial<Re
         pending = pending.slice(nl + 1);
         try {
           const parsed = JSON.parse(line) as BrokerLogLine;
-          if (process.env.FUZZ_LOG_LEVEL) process.stderr.write(line + "\n");
+          if (process.env.FUZZ_LOG_LEVEL) process.stderr.write(line + '\n');
           if (parsed.level >= 50 && errors.length < 10_000) errors.push(parsed);
         } catch {
           /* not JSON */
@@ -52,10 +52,21 @@ export async function startFuzzBroker(databaseUrl: string, overrides: Partial<Re
   const config = loadConfig(
     {},
     {
-      databaseUrl, schema, port: 0, host: '127.0.0.1', advertisedHost: '127.0.0.1', metricsEnabled: false, logLevel: "error", ...(process.env.FUZZ_LOG_LEVEL ? { logLevel: process.env.FUZZ_LOG_LEVEL } : {}),
-      socketRequestMaxBytes: FUZZ_MAX_FRAME_BYTES, fetchMaxWaitMsCap: 50, groupInitialRebalanceDelayMs: 0,
+      databaseUrl,
+      schema,
+      port: 0,
+      host: '127.0.0.1',
+      advertisedHost: '127.0.0.1',
+      metricsEnabled: false,
+      logLevel: 'error',
+      ...(process.env.FUZZ_LOG_LEVEL ? { logLevel: process.env.FUZZ_LOG_LEVEL } : {}),
+      socketRequestMaxBytes: FUZZ_MAX_FRAME_BYTES,
+      fetchMaxWaitMsCap: 50,
+      groupInitialRebalanceDelayMs: 0,
       // The authorizer is on so fuzzed CreateAcls/DescribeAcls/DeleteAcls really store and match; the fuzzing clients are super users so their other requests still reach the handlers' logic.
-      authorizerEnabled: true, superUsers: 'User:ANONYMOUS', ...overrides,
+      authorizerEnabled: true,
+      superUsers: 'User:ANONYMOUS',
+      ...overrides,
     },
   );
   const broker = await startBroker(config, createLogger(config.logLevel, sink));
@@ -105,7 +116,8 @@ export async function seedTopic(bootstrap: string): Promise<void> {
       for (let p = 0; p < SEEDED_TOPIC.partitions; p++) {
         const records = Array.from({ length: 1 + round }, (_, i) => ({ key: Buffer.from(`k${p}-${round}-${i}`), value: Buffer.from(`value ${p}/${round}/${i}`) }));
         const res = await client.request(ProduceApi, 9, {
-          acks: -1, timeoutMs: 5000,
+          acks: -1,
+          timeoutMs: 5000,
           topicData: [{ name: SEEDED_TOPIC.name, partitionData: [{ index: p, records: buildBatch({ compression: (round % 5) as Compression, records }) }] }],
         });
         const e = res.responses[0]!.partitionResponses[0]!.errorCode;
@@ -120,10 +132,9 @@ export async function seedTopic(bootstrap: string): Promise<void> {
 /** Everything stored for the seeded topic, as comparable text. */
 export async function snapshotSeededTopic(b: Pick<FuzzBroker, 'query'>): Promise<string> {
   const topic = await b.query('SELECT topic_id, name, partition_count, configs FROM topics WHERE name = $1', [SEEDED_TOPIC.name]);
-  const parts = await b.query(
-    'SELECT p.partition, p.next_offset::text, p.log_start_offset::text, p.leader_epoch FROM partitions p JOIN topics t USING (topic_id) WHERE t.name = $1 ORDER BY 1',
-    [SEEDED_TOPIC.name],
-  );
+  const parts = await b.query('SELECT p.partition, p.next_offset::text, p.log_start_offset::text, p.leader_epoch FROM partitions p JOIN topics t USING (topic_id) WHERE t.name = $1 ORDER BY 1', [
+    SEEDED_TOPIC.name,
+  ]);
   const batches = await b.query(
     `SELECT b.partition, b.base_offset::text, b.last_offset::text, b.record_count, b.size, encode(b.data, 'hex') AS data
        FROM batches b JOIN topics t USING (topic_id) WHERE t.name = $1 ORDER BY 1, 2`,

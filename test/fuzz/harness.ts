@@ -154,8 +154,21 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzStats> {
   const keep = opts.maxAnomaliesKept ?? 1000;
   const started = Date.now();
   const stats: FuzzStats = {
-    seed: opts.seed, cases: 0, valid: 0, mutated: 0, answered: 0, silent: 0, closes: 0, desyncs: 0, connections: 0,
-    bystanderChecks: 0, bystanderMaxMs: 0, elapsedMs: 0, anomalies: [], anomalyCounts: {}, perApi: {},
+    seed: opts.seed,
+    cases: 0,
+    valid: 0,
+    mutated: 0,
+    answered: 0,
+    silent: 0,
+    closes: 0,
+    desyncs: 0,
+    connections: 0,
+    bystanderChecks: 0,
+    bystanderMaxMs: 0,
+    elapsedMs: 0,
+    anomalies: [],
+    anomalyCounts: {},
+    perApi: {},
   };
   const anomaly = (a: Anomaly) => {
     stats.anomalyCounts[a.kind] = (stats.anomalyCounts[a.kind] ?? 0) + 1;
@@ -210,7 +223,12 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzStats> {
           const frame = sock.frames.shift()!;
           const c = answers[k++];
           if (!c) {
-            anomaly({ kind: 'answered-undecodable', caseIndex: last.index, api: `${apiName(last.apiKey)} v${last.version}`, detail: `${last.kind}: a response although the frame does not decode (${last.expect})` });
+            anomaly({
+              kind: 'answered-undecodable',
+              caseIndex: last.index,
+              api: `${apiName(last.apiKey)} v${last.version}`,
+              detail: `${last.kind}: a response although the frame does not decode (${last.expect})`,
+            });
             continue;
           }
           const problem = checkAnswer(c, frame);
@@ -223,9 +241,20 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzStats> {
         }
         if (sock.closed) {
           const c = answers[k]!;
-          const before = (batch.indexOf(c) > 0 ? batch.slice(Math.max(0, batch.indexOf(c) - 3), batch.indexOf(c)) : previous.slice(-3)).map((x) => `${x.index} ${x.frame.length >= 8 ? `${apiName(x.frame.readInt16BE(4))} v${x.frame.readInt16BE(6)}` : 'short'} ${x.kind} ${x.expect}`);
-          const related = batch.slice(0, batch.indexOf(c)).filter((x) => x.expect === 'silent').map((x) => x.index);
-          anomaly({ kind: 'unexpected-close', caseIndex: c.index, api: `${apiName(c.apiKey)} v${c.version}`, detail: `${c.kind}: connection closed instead of an answer (after ${before.join('; ') || 'nothing'})`, related });
+          const before = (batch.indexOf(c) > 0 ? batch.slice(Math.max(0, batch.indexOf(c) - 3), batch.indexOf(c)) : previous.slice(-3)).map(
+            (x) => `${x.index} ${x.frame.length >= 8 ? `${apiName(x.frame.readInt16BE(4))} v${x.frame.readInt16BE(6)}` : 'short'} ${x.kind} ${x.expect}`,
+          );
+          const related = batch
+            .slice(0, batch.indexOf(c))
+            .filter((x) => x.expect === 'silent')
+            .map((x) => x.index);
+          anomaly({
+            kind: 'unexpected-close',
+            caseIndex: c.index,
+            api: `${apiName(c.apiKey)} v${c.version}`,
+            detail: `${c.kind}: connection closed instead of an answer (after ${before.join('; ') || 'nothing'})`,
+            related,
+          });
           break;
         }
         const left = deadline - Date.now();
@@ -260,8 +289,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzStats> {
   const bystander = async () => {
     const client = await RawClient.connect(opts.bootstrap);
     const expectedVersions = registry.apiVersions();
-    const within = <T>(p: Promise<T>, what: string) =>
-      Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: no answer within 10 s`)), 10_000))]);
+    const within = <T>(p: Promise<T>, what: string) => Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: no answer within 10 s`)), 10_000))]);
     try {
       while (!done) {
         const t0 = Date.now();

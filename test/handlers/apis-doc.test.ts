@@ -9,7 +9,13 @@ import { HandlerRegistry } from '../../src/handlers/registry.js';
 const specDir = new URL('../../protocol-spec/messages/', import.meta.url);
 const doc = readFileSync(new URL('../../docs/apis.md', import.meta.url), 'utf8');
 
-interface Spec { apiKey: number; name: string; validVersions: string; listeners?: string[]; latestVersionUnstable?: boolean }
+interface Spec {
+  apiKey: number;
+  name: string;
+  validVersions: string;
+  listeners?: string[];
+  latestVersionUnstable?: boolean;
+}
 
 const brokerApis = readdirSync(specDir)
   .filter((f) => f.endsWith('Request.json'))
@@ -20,9 +26,7 @@ const brokerApis = readdirSync(specDir)
 const range = (min: number, max: number) => (min === max ? `${min}` : `${min}–${max}`);
 
 /** The table rows: key → [name, Kafka's versions, pgkafka's versions]. */
-const rows = new Map(
-  [...doc.matchAll(/^\| (\d+) \| (\w+) \| ([^|]+) \| ([^|]+) \|/gm)].map((m) => [Number(m[1]), [m[2], m[3]!.trim(), m[4]!.trim()]]),
-);
+const rows = new Map([...doc.matchAll(/^\| (\d+) \| (\w+) \| ([^|]+) \| ([^|]+) \|/gm)].map((m) => [Number(m[1]), [m[2], m[3]!.trim(), m[4]!.trim()]]));
 
 describe('docs/apis.md', () => {
   it("lists every API Kafka's broker advertises, with its versions", () => {

@@ -4,17 +4,7 @@
 // Kafka does for the empty group id.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/errors.js';
-import {
-  DeleteGroupsApi,
-  DescribeGroupsApi,
-  HeartbeatApi,
-  JoinGroupApi,
-  LeaveGroupApi,
-  OffsetCommitApi,
-  OffsetDeleteApi,
-  OffsetFetchApi,
-  SyncGroupApi,
-} from '../../src/protocol/messages/index.js';
+import { DeleteGroupsApi, DescribeGroupsApi, HeartbeatApi, JoinGroupApi, LeaveGroupApi, OffsetCommitApi, OffsetDeleteApi, OffsetFetchApi, SyncGroupApi } from '../../src/protocol/messages/index.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
 import { RawClient } from '../support/raw-client.js';
 
@@ -36,7 +26,12 @@ const INVALID = ['', 'a\u0000b'];
 describe('group ids the broker cannot keep', () => {
   it.each(INVALID)('are refused by the membership APIs (%j), JoinGroup echoing the member id', async (groupId) => {
     const joined = await client.request(JoinGroupApi, 5, {
-      groupId, sessionTimeoutMs: 10_000, rebalanceTimeoutMs: 10_000, memberId: 'someone', groupInstanceId: null, protocolType: 'consumer',
+      groupId,
+      sessionTimeoutMs: 10_000,
+      rebalanceTimeoutMs: 10_000,
+      memberId: 'someone',
+      groupInstanceId: null,
+      protocolType: 'consumer',
       protocols: [{ name: 'range', metadata: Buffer.alloc(0) }],
     });
     expect(joined).toMatchObject({ errorCode: ErrorCode.INVALID_GROUP_ID, memberId: 'someone', generationId: -1 });
@@ -49,7 +44,10 @@ describe('group ids the broker cannot keep', () => {
 
   it.each(INVALID)('are refused by the offset APIs (%j)', async (groupId) => {
     const committed = await client.request(OffsetCommitApi, 8, {
-      groupId, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null,
+      groupId,
+      generationIdOrMemberEpoch: -1,
+      memberId: '',
+      groupInstanceId: null,
       topics: [{ name: 't', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: '' }] }],
     });
     expect(committed.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.INVALID_GROUP_ID);

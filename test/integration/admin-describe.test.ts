@@ -36,12 +36,18 @@ describe('DescribeLogDirs', () => {
     expect(dir.totalBytes).toBeGreaterThan(0n);
     const sizes = dir.topics[0]!.partitions.map((p) => [p.partitionIndex, p.partitionSize]);
     const stored = await broker.query<{ size: number }>(`SELECT b.size FROM batches b JOIN topics t USING (topic_id) WHERE t.name = 'alpha'`);
-    expect(sizes).toEqual([[0, 0n], [1, BigInt(stored[0]!.size)]]);
+    expect(sizes).toEqual([
+      [0, 0n],
+      [1, BigInt(stored[0]!.size)],
+    ]);
   });
 
   it('describes every topic when none are named', async () => {
     const res = await client.request(DescribeLogDirsApi, 2, { topics: null });
-    expect(res.results[0]!.topics.map((t) => [t.name, t.partitions.length])).toEqual([['alpha', 3], ['beta', 2]]);
+    expect(res.results[0]!.topics.map((t) => [t.name, t.partitions.length])).toEqual([
+      ['alpha', 3],
+      ['beta', 2],
+    ]);
   });
 });
 
@@ -51,7 +57,10 @@ describe('DescribeTopicPartitions', () => {
     expect(first.topics.map((t) => [t.name, t.partitions.map((p) => p.partitionIndex)])).toEqual([['alpha', [0, 1]]]);
     expect(first.nextCursor).toEqual({ topicName: 'alpha', partitionIndex: 2 });
     const second = await client.request(DescribeTopicPartitionsApi, 0, { topics: [], responsePartitionLimit: 2, cursor: first.nextCursor });
-    expect(second.topics.map((t) => [t.name, t.partitions.map((p) => p.partitionIndex)])).toEqual([['alpha', [2]], ['beta', [0]]]);
+    expect(second.topics.map((t) => [t.name, t.partitions.map((p) => p.partitionIndex)])).toEqual([
+      ['alpha', [2]],
+      ['beta', [0]],
+    ]);
     const third = await client.request(DescribeTopicPartitionsApi, 0, { topics: [], responsePartitionLimit: 2, cursor: second.nextCursor });
     expect(third.topics.map((t) => [t.name, t.partitions.map((p) => p.partitionIndex)])).toEqual([['beta', [1]]]);
     expect(third.nextCursor).toBeNull();
@@ -59,7 +68,10 @@ describe('DescribeTopicPartitions', () => {
 
   it('answers UNKNOWN_TOPIC_OR_PARTITION for a missing topic', async () => {
     const res = await client.request(DescribeTopicPartitionsApi, 0, { topics: [{ name: 'gamma' }, { name: 'beta' }], responsePartitionLimit: 100, cursor: null });
-    expect(res.topics.map((t) => [t.name, t.errorCode])).toEqual([['beta', 0], ['gamma', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]]);
+    expect(res.topics.map((t) => [t.name, t.errorCode])).toEqual([
+      ['beta', 0],
+      ['gamma', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION],
+    ]);
     expect(res.topics[0]!.partitions[0]).toMatchObject({ leaderId: 1, replicaNodes: [1], isrNodes: [1], eligibleLeaderReplicas: [], lastKnownElr: [] });
   });
 });

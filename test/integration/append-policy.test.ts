@@ -37,7 +37,11 @@ async function produce(topic: string, opts: { compression?: Compression; baseTim
 
 async function stored(topic: string) {
   const res = await client.request(FetchApi, 12, {
-    replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, sessionEpoch: -1,
+    replicaId: -1,
+    maxWaitMs: 0,
+    minBytes: 1,
+    maxBytes: 1 << 20,
+    sessionEpoch: -1,
     topics: [{ topic, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }],
   });
   const buf = res.responses[0]!.partitions[0]!.records as Buffer;

@@ -5,7 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Reader } from '../../src/protocol/codec/reader.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import {
-  ApiVersionsApi, CreateTopicsApi, DescribeTopicPartitionsApi, ListOffsetsApi, MetadataApi, OffsetCommitApi, OffsetFetchApi, ProduceApi, readApiVersionsResponse, readResponseHeader,
+  ApiVersionsApi,
+  CreateTopicsApi,
+  DescribeTopicPartitionsApi,
+  ListOffsetsApi,
+  MetadataApi,
+  OffsetCommitApi,
+  OffsetFetchApi,
+  ProduceApi,
+  readApiVersionsResponse,
+  readResponseHeader,
 } from '../../src/protocol/messages/index.js';
 import { buildBatch } from '../../src/protocol/records/index.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
@@ -79,7 +88,7 @@ describe('malformed and unsupported requests', () => {
 
   it('survives random garbage on many connections and stores nothing', async () => {
     let seed = 42;
-    const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
     for (let i = 0; i < 50; i++) {
       const body = Buffer.from(Array.from({ length: Math.floor(random() * 200) }, () => Math.floor(random() * 256)));
       const apiKey = [0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 18, 19, 20][Math.floor(random() * 14)]!;
@@ -97,16 +106,13 @@ describe('malformed and unsupported requests', () => {
 
 describe('topic errors', () => {
   it('answers INVALID_TOPIC_EXCEPTION, TOPIC_ALREADY_EXISTS and INVALID_PARTITIONS, and validate_only creates nothing', async () => {
-    const create = (name: string, numPartitions = 1, validateOnly = false) =>
-      bystander.request(CreateTopicsApi, 7, { topics: [{ name, numPartitions, replicationFactor: 3 }], validateOnly });
+    const create = (name: string, numPartitions = 1, validateOnly = false) => bystander.request(CreateTopicsApi, 7, { topics: [{ name, numPartitions, replicationFactor: 3 }], validateOnly });
     expect((await create('bad/name')).topics[0]!.errorCode).toBe(ErrorCode.INVALID_TOPIC_EXCEPTION);
     expect((await create('x'.repeat(250))).topics[0]!.errorCode).toBe(ErrorCode.INVALID_TOPIC_EXCEPTION);
     expect((await create('zero', 0)).topics[0]!.errorCode).toBe(ErrorCode.INVALID_PARTITIONS);
     const dry = await create('dry-run', 2, true);
     expect(dry.topics[0]).toMatchObject({ errorCode: 0, numPartitions: 2, replicationFactor: 1 });
-    expect((await bystander.request(MetadataApi, 12, { topics: [{ name: 'dry-run' }], allowAutoTopicCreation: false })).topics[0]!.errorCode).toBe(
-      ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-    );
+    expect((await bystander.request(MetadataApi, 12, { topics: [{ name: 'dry-run' }], allowAutoTopicCreation: false })).topics[0]!.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     expect((await create('once')).topics[0]!.errorCode).toBe(0);
     expect((await create('once')).topics[0]!.errorCode).toBe(ErrorCode.TOPIC_ALREADY_EXISTS);
     // Names that differ only in '.' versus '_' collide in Kafka's metric names.
@@ -118,7 +124,9 @@ describe('topic errors', () => {
     const md = await bystander.request(MetadataApi, 4, { topics: [{ name: 'auto-md' }], allowAutoTopicCreation: true });
     expect(md.topics[0]).toMatchObject({ errorCode: 0, name: 'auto-md' });
     const res = await bystander.request(ProduceApi, 9, {
-      acks: -1, timeoutMs: 1000, topicData: [{ name: 'auto-produce', partitionData: [{ index: 0, records: buildBatch({ records: [{ key: null, value: Buffer.from('v') }] }) }] }],
+      acks: -1,
+      timeoutMs: 1000,
+      topicData: [{ name: 'auto-produce', partitionData: [{ index: 0, records: buildBatch({ records: [{ key: null, value: Buffer.from('v') }] }) }] }],
     });
     expect(res.responses[0]!.partitionResponses[0]!.errorCode).toBe(0);
   });
@@ -134,7 +142,12 @@ describe('inputs the fuzzer found (answered, the connection stays open)', () => 
   it('refuses a group id holding a NUL character with INVALID_GROUP_ID', async () => {
     const res = await bystander.request(OffsetFetchApi, 8, { groups: [{ groupId: 'fuzz\u0000group', topics: null }] });
     expect(res.groups[0]!.errorCode).toBe(ErrorCode.INVALID_GROUP_ID);
-    const commit = await bystander.request(OffsetCommitApi, 2, { groupId: 'a\u0000b', generationIdOrMemberEpoch: -1, memberId: '', topics: [{ name: 'x', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedMetadata: '' }] }] });
+    const commit = await bystander.request(OffsetCommitApi, 2, {
+      groupId: 'a\u0000b',
+      generationIdOrMemberEpoch: -1,
+      memberId: '',
+      topics: [{ name: 'x', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedMetadata: '' }] }],
+    });
     expect(commit.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.INVALID_GROUP_ID);
   });
 
@@ -146,12 +159,19 @@ describe('inputs the fuzzer found (answered, the connection stays open)', () => 
   it('takes the last entry when an offset commit names a partition twice', async () => {
     await bystander.request(CreateTopicsApi, 7, { topics: [{ name: 'twice', numPartitions: 1, replicationFactor: 1 }] });
     const res = await bystander.request(OffsetCommitApi, 2, {
-      groupId: 'twice-group', generationIdOrMemberEpoch: -1, memberId: '',
-      topics: [{ name: 'twice', partitions: [
-        { partitionIndex: 0, committedOffset: 1n, committedMetadata: '' },
-        { partitionIndex: 0, committedOffset: 2n, committedMetadata: '' },
-        { partitionIndex: 0, committedOffset: 3n, committedMetadata: 'last' },
-      ] }],
+      groupId: 'twice-group',
+      generationIdOrMemberEpoch: -1,
+      memberId: '',
+      topics: [
+        {
+          name: 'twice',
+          partitions: [
+            { partitionIndex: 0, committedOffset: 1n, committedMetadata: '' },
+            { partitionIndex: 0, committedOffset: 2n, committedMetadata: '' },
+            { partitionIndex: 0, committedOffset: 3n, committedMetadata: 'last' },
+          ],
+        },
+      ],
     });
     expect(res.topics[0]!.partitions.map((p) => p.errorCode)).toEqual([0, 0, 0]);
     const fetched = await bystander.request(OffsetFetchApi, 1, { groupId: 'twice-group', topics: [{ name: 'twice', partitionIndexes: [0] }] });
@@ -181,7 +201,12 @@ describe('requests before a bad frame are still answered', () => {
     const client = await RawClient.connect(broker.bootstrap);
     const answer = client.nextFrame();
     const closed = client.nextFrame();
-    const produce = client.encode(ProduceApi, 9, { acks: -1, timeoutMs: 1000, topicData: [{ name: 'before-bad', partitionData: [{ index: 0, records: buildBatch({ records: [{ key: null, value: Buffer.from('kept') }] }) }] }] }, 42);
+    const produce = client.encode(
+      ProduceApi,
+      9,
+      { acks: -1, timeoutMs: 1000, topicData: [{ name: 'before-bad', partitionData: [{ index: 0, records: buildBatch({ records: [{ key: null, value: Buffer.from('kept') }] }) }] }] },
+      42,
+    );
     client.write(Buffer.concat([produce, frame(9999, 0, Buffer.alloc(0))]));
     expect((await answer)!.readInt32BE(0)).toBe(42);
     expect(await closed).toBeNull();

@@ -42,16 +42,20 @@ async function topicConfig(topic: string, key: string) {
 }
 
 const incremental = (name: string, ops: [string, number, string | null][], validateOnly = false) =>
-  client.request(IncrementalAlterConfigsApi, 1, {
-    resources: [{ resourceType: BROKER, resourceName: name, configs: ops.map(([n, configOperation, value]) => ({ name: n, configOperation, value })) }],
-    validateOnly,
-  }).then((r) => r.responses[0]!);
+  client
+    .request(IncrementalAlterConfigsApi, 1, {
+      resources: [{ resourceType: BROKER, resourceName: name, configs: ops.map(([n, configOperation, value]) => ({ name: n, configOperation, value })) }],
+      validateOnly,
+    })
+    .then((r) => r.responses[0]!);
 
 const alter = (name: string, configs: Record<string, string>, validateOnly = false) =>
-  client.request(AlterConfigsApi, 2, {
-    resources: [{ resourceType: BROKER, resourceName: name, configs: Object.entries(configs).map(([n, value]) => ({ name: n, value })) }],
-    validateOnly,
-  }).then((r) => r.responses[0]!);
+  client
+    .request(AlterConfigsApi, 2, {
+      resources: [{ resourceType: BROKER, resourceName: name, configs: Object.entries(configs).map(([n, value]) => ({ name: n, value })) }],
+      validateOnly,
+    })
+    .then((r) => r.responses[0]!);
 
 async function stored() {
   const rows = await broker.query<{ resource_name: string; configs: Record<string, string> }>('SELECT resource_name, configs FROM broker_configs ORDER BY resource_name');
@@ -63,10 +67,23 @@ describe('DescribeConfigs of a broker', () => {
     const res = await describeBroker('1');
     expect(res.errorCode).toBe(0);
     const byName = new Map(res.configs.map((c) => [c.name, c]));
-    expect(byName.get('default.replication.factor')).toMatchObject({ value: '1', readOnly: true, configSource: DEFAULT_CONFIG, isSensitive: false, configType: 3, synonyms: [{ name: 'default.replication.factor', value: '1', source: DEFAULT_CONFIG }] });
+    expect(byName.get('default.replication.factor')).toMatchObject({
+      value: '1',
+      readOnly: true,
+      configSource: DEFAULT_CONFIG,
+      isSensitive: false,
+      configType: 3,
+      synonyms: [{ name: 'default.replication.factor', value: '1', source: DEFAULT_CONFIG }],
+    });
     expect(byName.get('connections.max.reauth.ms')).toMatchObject({
-      value: '60000', readOnly: true, configSource: STATIC_BROKER_CONFIG, configType: 5,
-      synonyms: [{ name: 'connections.max.reauth.ms', value: '60000', source: STATIC_BROKER_CONFIG }, { name: 'connections.max.reauth.ms', value: '0', source: DEFAULT_CONFIG }],
+      value: '60000',
+      readOnly: true,
+      configSource: STATIC_BROKER_CONFIG,
+      configType: 5,
+      synonyms: [
+        { name: 'connections.max.reauth.ms', value: '60000', source: STATIC_BROKER_CONFIG },
+        { name: 'connections.max.reauth.ms', value: '0', source: DEFAULT_CONFIG },
+      ],
     });
     expect(byName.get('node.id')).toMatchObject({ value: '1', readOnly: true, configSource: STATIC_BROKER_CONFIG, synonyms: [{ name: 'node.id', value: '1', source: STATIC_BROKER_CONFIG }] });
     // Dynamic in Kafka and here: the topic defaults.
@@ -88,7 +105,12 @@ describe('DescribeConfigs of a broker', () => {
 describe('dynamic broker configs', () => {
   it('sets a cluster-wide default that topics without their own value take, with its synonyms', async () => {
     await client.request(CreateTopicsApi, 7, { topics: [{ name: 'b-topic', numPartitions: 1, replicationFactor: 1, configs: [] }], validateOnly: false });
-    expect(await incremental('', [['log.retention.ms', SET, '3600000'], ['log.cleanup.policy', SET, 'compact']])).toMatchObject({ errorCode: 0, errorMessage: null });
+    expect(
+      await incremental('', [
+        ['log.retention.ms', SET, '3600000'],
+        ['log.cleanup.policy', SET, 'compact'],
+      ]),
+    ).toMatchObject({ errorCode: 0, errorMessage: null });
     expect(await stored()).toEqual({ '': { 'log.retention.ms': '3600000', 'log.cleanup.policy': 'compact' } });
 
     const cluster = await describeBroker('');
@@ -97,18 +119,31 @@ describe('dynamic broker configs', () => {
       ['log.retention.ms', '3600000', DYNAMIC_DEFAULT_BROKER_CONFIG, false, [{ name: 'log.retention.ms', value: '3600000', source: DYNAMIC_DEFAULT_BROKER_CONFIG }]],
     ]);
     expect(await brokerConfig('1', 'log.retention.ms')).toMatchObject({
-      value: '3600000', configSource: DYNAMIC_DEFAULT_BROKER_CONFIG,
-      synonyms: [{ name: 'log.retention.ms', value: '3600000', source: DYNAMIC_DEFAULT_BROKER_CONFIG }, { name: 'log.retention.hours', value: '168', source: DEFAULT_CONFIG }],
+      value: '3600000',
+      configSource: DYNAMIC_DEFAULT_BROKER_CONFIG,
+      synonyms: [
+        { name: 'log.retention.ms', value: '3600000', source: DYNAMIC_DEFAULT_BROKER_CONFIG },
+        { name: 'log.retention.hours', value: '168', source: DEFAULT_CONFIG },
+      ],
     });
     expect(await topicConfig('b-topic', 'retention.ms')).toMatchObject({
-      value: '3600000', configSource: DYNAMIC_DEFAULT_BROKER_CONFIG,
-      synonyms: [{ name: 'log.retention.ms', value: '3600000', source: DYNAMIC_DEFAULT_BROKER_CONFIG }, { name: 'log.retention.hours', value: '168', source: DEFAULT_CONFIG }],
+      value: '3600000',
+      configSource: DYNAMIC_DEFAULT_BROKER_CONFIG,
+      synonyms: [
+        { name: 'log.retention.ms', value: '3600000', source: DYNAMIC_DEFAULT_BROKER_CONFIG },
+        { name: 'log.retention.hours', value: '168', source: DEFAULT_CONFIG },
+      ],
     });
     expect(await topicConfig('b-topic', 'cleanup.policy')).toMatchObject({ value: 'compact', configSource: DYNAMIC_DEFAULT_BROKER_CONFIG });
     const topic = (await broker.context.topics.get('b-topic'))!;
     expect(broker.context.topics.topicConfig(topic)).toMatchObject({ retentionMs: 3600000, cleanupPolicy: { delete: false, compact: true } });
 
-    expect(await incremental('', [['log.cleanup.policy', DELETE, null], ['log.retention.ms', DELETE, null]])).toMatchObject({ errorCode: 0 });
+    expect(
+      await incremental('', [
+        ['log.cleanup.policy', DELETE, null],
+        ['log.retention.ms', DELETE, null],
+      ]),
+    ).toMatchObject({ errorCode: 0 });
     expect(await stored()).toEqual({});
     expect(await topicConfig('b-topic', 'retention.ms')).toMatchObject({ value: '604800000', configSource: DEFAULT_CONFIG, synonyms: [] });
     expect(broker.context.topics.topicConfig(topic)).toMatchObject({ retentionMs: 604800000, cleanupPolicy: { delete: true, compact: false } });
@@ -118,9 +153,11 @@ describe('dynamic broker configs', () => {
     expect(await incremental('', [['message.max.bytes', SET, '500000']])).toMatchObject({ errorCode: 0 });
     expect(await alter('1', { 'message.max.bytes': '2000', 'log.retention.bytes': '5000' })).toMatchObject({ errorCode: 0, errorMessage: null });
     expect(await brokerConfig('1', 'message.max.bytes')).toMatchObject({
-      value: '2000', configSource: DYNAMIC_BROKER_CONFIG,
+      value: '2000',
+      configSource: DYNAMIC_BROKER_CONFIG,
       synonyms: [
-        { name: 'message.max.bytes', value: '2000', source: DYNAMIC_BROKER_CONFIG }, { name: 'message.max.bytes', value: '500000', source: DYNAMIC_DEFAULT_BROKER_CONFIG },
+        { name: 'message.max.bytes', value: '2000', source: DYNAMIC_BROKER_CONFIG },
+        { name: 'message.max.bytes', value: '500000', source: DYNAMIC_DEFAULT_BROKER_CONFIG },
         { name: 'message.max.bytes', value: '1048588', source: DEFAULT_CONFIG },
       ],
     });
@@ -138,18 +175,29 @@ describe('dynamic broker configs', () => {
   });
 
   it('refuses what Kafka refuses, with its codes and messages, storing nothing', async () => {
-    expect(await incremental('1', [['num.partitions', SET, '3'], ['log.retention.ms', SET, '1']])).toEqual(expect.objectContaining({
-      errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Cannot update these configs dynamically: [num.partitions]',
-    }));
+    expect(
+      await incremental('1', [
+        ['num.partitions', SET, '3'],
+        ['log.retention.ms', SET, '1'],
+      ]),
+    ).toEqual(
+      expect.objectContaining({
+        errorCode: ErrorCode.INVALID_REQUEST,
+        errorMessage: 'Cannot update these configs dynamically: [num.partitions]',
+      }),
+    );
     expect(await alter('', { 'log.retention.hours': '1' })).toMatchObject({ errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Cannot update these configs dynamically: [log.retention.hours]' });
     expect(await incremental('', [['log.retention.ms', SET, 'soon']])).toMatchObject({
-      errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Invalid value soon for configuration log.retention.ms: Not a number of type LONG',
+      errorCode: ErrorCode.INVALID_REQUEST,
+      errorMessage: 'Invalid value soon for configuration log.retention.ms: Not a number of type LONG',
     });
     expect(await incremental('', [['log.cleaner.min.cleanable.ratio', SET, '2']])).toMatchObject({
-      errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Invalid value 2.0 for configuration log.cleaner.min.cleanable.ratio: Value must be no more than 1',
+      errorCode: ErrorCode.INVALID_REQUEST,
+      errorMessage: 'Invalid value 2.0 for configuration log.cleaner.min.cleanable.ratio: Value must be no more than 1',
     });
     expect(await incremental('', [['log.retention.ms', APPEND, '1']])).toMatchObject({
-      errorCode: ErrorCode.INVALID_CONFIG, errorMessage: 'Config value append is not allowed for config key: log.retention.ms',
+      errorCode: ErrorCode.INVALID_CONFIG,
+      errorMessage: 'Config value append is not allowed for config key: log.retention.ms',
     });
     expect(await incremental('7', [['log.retention.ms', SET, '1']])).toMatchObject({ errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Unexpected broker id, expected 1, but received 7' });
     expect(await incremental('x', [['log.retention.ms', SET, '1']])).toMatchObject({ errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Node id must be an integer, but it is: x' });
@@ -158,7 +206,7 @@ describe('dynamic broker configs', () => {
     expect(await stored()).toEqual({});
   });
 
-  it('appends to a list config from Kafka\'s default', async () => {
+  it("appends to a list config from Kafka's default", async () => {
     expect(await incremental('', [['log.cleanup.policy', APPEND, 'compact']])).toMatchObject({ errorCode: 0 });
     expect(await stored()).toEqual({ '': { 'log.cleanup.policy': 'delete,compact' } });
     expect(await incremental('', [['log.cleanup.policy', DELETE, null]])).toMatchObject({ errorCode: 0 });
@@ -207,8 +255,13 @@ describe('topic configs with a dynamic broker default', () => {
     await client.request(CreateTopicsApi, 7, { topics: [{ name: 'b-own', numPartitions: 1, replicationFactor: 1, configs: [{ name: 'retention.ms', value: '1000' }] }], validateOnly: false });
     expect(await incremental('', [['log.retention.ms', SET, '2000']])).toMatchObject({ errorCode: 0 });
     expect(await topicConfig('b-own', 'retention.ms')).toMatchObject({
-      value: '1000', configSource: TOPIC_CONFIG,
-      synonyms: [{ name: 'retention.ms', value: '1000', source: TOPIC_CONFIG }, { name: 'log.retention.ms', value: '2000', source: DYNAMIC_DEFAULT_BROKER_CONFIG }, { name: 'log.retention.hours', value: '168', source: DEFAULT_CONFIG }],
+      value: '1000',
+      configSource: TOPIC_CONFIG,
+      synonyms: [
+        { name: 'retention.ms', value: '1000', source: TOPIC_CONFIG },
+        { name: 'log.retention.ms', value: '2000', source: DYNAMIC_DEFAULT_BROKER_CONFIG },
+        { name: 'log.retention.hours', value: '168', source: DEFAULT_CONFIG },
+      ],
     });
     expect(await incremental('', [['log.retention.ms', DELETE, null]])).toMatchObject({ errorCode: 0 });
   });

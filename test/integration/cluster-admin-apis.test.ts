@@ -5,8 +5,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import {
-  AlterPartitionReassignmentsApi, AlterReplicaLogDirsApi, ApiVersionsApi, CreateTopicsApi, DescribeClientQuotasApi, ElectLeadersApi, ListConfigResourcesApi, ListPartitionReassignmentsApi,
-  MetadataApi, OffsetForLeaderEpochApi, ProduceApi,
+  AlterPartitionReassignmentsApi,
+  AlterReplicaLogDirsApi,
+  ApiVersionsApi,
+  CreateTopicsApi,
+  DescribeClientQuotasApi,
+  ElectLeadersApi,
+  ListConfigResourcesApi,
+  ListPartitionReassignmentsApi,
+  MetadataApi,
+  OffsetForLeaderEpochApi,
+  ProduceApi,
 } from '../../src/protocol/messages/index.js';
 import { buildBatch } from '../../src/protocol/records/index.js';
 import { AclOperation as Op, AclPermission, CLUSTER_NAME, PatternType, ResourceType } from '../../src/security/acl.js';
@@ -23,11 +32,20 @@ beforeAll(async () => {
   await addUser(broker, 'admin', 'admin-secret');
   await addUser(broker, 'nobody', 'nobody-secret');
   client = await connectAs(broker, 'admin', 'admin-secret');
-  const created = await client.request(CreateTopicsApi, 7, { topics: [{ name: 'two', numPartitions: 2, replicationFactor: 1 }, { name: 'one', numPartitions: 1, replicationFactor: 1 }] });
+  const created = await client.request(CreateTopicsApi, 7, {
+    topics: [
+      { name: 'two', numPartitions: 2, replicationFactor: 1 },
+      { name: 'one', numPartitions: 1, replicationFactor: 1 },
+    ],
+  });
   expect(created.topics.map((t) => t.errorCode)).toEqual([0, 0]);
   nodeId = (await client.request(MetadataApi, 12, { topics: [{ name: 'two' }] })).topics[0]!.partitions[0]!.leaderId;
   for (let i = 0; i < 3; i++) {
-    const res = await client.request(ProduceApi, 9, { acks: -1, timeoutMs: 1000, topicData: [{ name: 'two', partitionData: [{ index: 0, records: buildBatch({ records: [{ key: null, value: Buffer.from(`v${i}`) }] }) }] }] });
+    const res = await client.request(ProduceApi, 9, {
+      acks: -1,
+      timeoutMs: 1000,
+      topicData: [{ name: 'two', partitionData: [{ index: 0, records: buildBatch({ records: [{ key: null, value: Buffer.from(`v${i}`) }] }) }] }],
+    });
     expect(res.responses[0]!.partitionResponses[0]!.errorCode).toBe(0);
   }
 });
@@ -42,51 +60,73 @@ describe('ApiVersions', () => {
   it('advertises the new APIs with the versions served', async () => {
     const res = await client.request(ApiVersionsApi, 3, { clientSoftwareName: 'test', clientSoftwareVersion: '1' });
     const byKey = new Map(res.apiKeys.map((k) => [k.apiKey, [k.minVersion, k.maxVersion]]));
-    expect([23, 34, 43, 45, 46, 48, 74].map((k) => byKey.get(k))).toEqual([[2, 4], [1, 2], [0, 2], [0, 1], [0, 0], [0, 1], [0, 0]]);
+    expect([23, 34, 43, 45, 46, 48, 74].map((k) => byKey.get(k))).toEqual([
+      [2, 4],
+      [1, 2],
+      [0, 2],
+      [0, 1],
+      [0, 0],
+      [0, 1],
+      [0, 0],
+    ]);
     expect(byKey.has(49)).toBe(false);
   });
 });
 
 describe('OffsetForLeaderEpoch', () => {
-  it("answers the current epoch with the log end offset, an older one with the log start, a newer one or -1 with -1, at v2-v4", async () => {
+  it('answers the current epoch with the log end offset, an older one with the log start, a newer one or -1 with -1, at v2-v4', async () => {
     for (const version of [2, 3, 4]) {
       const res = await client.request(OffsetForLeaderEpochApi, version, {
         replicaId: -1,
         topics: [
-          { topic: 'two', partitions: [
-            { partition: 0, currentLeaderEpoch: -1, leaderEpoch: 0 },
-            { partition: 1, currentLeaderEpoch: 0, leaderEpoch: 0 },
-            { partition: 0, currentLeaderEpoch: -1, leaderEpoch: 5 },
-            { partition: 0, currentLeaderEpoch: -1, leaderEpoch: -1 },
-            { partition: 0, currentLeaderEpoch: 3, leaderEpoch: 0 },
-            { partition: 7, currentLeaderEpoch: -1, leaderEpoch: 0 },
-          ] },
+          {
+            topic: 'two',
+            partitions: [
+              { partition: 0, currentLeaderEpoch: -1, leaderEpoch: 0 },
+              { partition: 1, currentLeaderEpoch: 0, leaderEpoch: 0 },
+              { partition: 0, currentLeaderEpoch: -1, leaderEpoch: 5 },
+              { partition: 0, currentLeaderEpoch: -1, leaderEpoch: -1 },
+              { partition: 0, currentLeaderEpoch: 3, leaderEpoch: 0 },
+              { partition: 7, currentLeaderEpoch: -1, leaderEpoch: 0 },
+            ],
+          },
           { topic: 'nowhere', partitions: [{ partition: 0, currentLeaderEpoch: -1, leaderEpoch: 0 }] },
         ],
       });
       expect(res.topics.map((t) => [t.topic, t.partitions.map((p) => [p.partition, p.errorCode, p.leaderEpoch, p.endOffset])])).toEqual([
-        ['two', [
-          [0, 0, 0, 3n],
-          [1, 0, 0, 0n],
-          [0, 0, -1, -1n],
-          [0, 0, -1, -1n],
-          [0, ErrorCode.UNKNOWN_LEADER_EPOCH, -1, -1n],
-          [7, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1n],
-        ]],
+        [
+          'two',
+          [
+            [0, 0, 0, 3n],
+            [1, 0, 0, 0n],
+            [0, 0, -1, -1n],
+            [0, 0, -1, -1n],
+            [0, ErrorCode.UNKNOWN_LEADER_EPOCH, -1, -1n],
+            [7, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1n],
+          ],
+        ],
         ['nowhere', [[0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1n]]],
       ]);
     }
   });
 
   it('answers TOPIC_AUTHORIZATION_FAILED for a topic the principal may not describe, after the others', async () => {
-    await broker.context.authorizer.create([{ resourceType: ResourceType.TOPIC, resourceName: 'one', patternType: PatternType.LITERAL, principal: 'User:nobody', host: '*', operation: Op.DESCRIBE, permissionType: AclPermission.ALLOW }]);
+    await broker.context.authorizer.create([
+      { resourceType: ResourceType.TOPIC, resourceName: 'one', patternType: PatternType.LITERAL, principal: 'User:nobody', host: '*', operation: Op.DESCRIBE, permissionType: AclPermission.ALLOW },
+    ]);
     const c = await nobody();
     try {
       const res = await c.request(OffsetForLeaderEpochApi, 4, {
         replicaId: -1,
-        topics: [{ topic: 'two', partitions: [{ partition: 0, currentLeaderEpoch: -1, leaderEpoch: 0 }] }, { topic: 'one', partitions: [{ partition: 0, currentLeaderEpoch: -1, leaderEpoch: 0 }] }],
+        topics: [
+          { topic: 'two', partitions: [{ partition: 0, currentLeaderEpoch: -1, leaderEpoch: 0 }] },
+          { topic: 'one', partitions: [{ partition: 0, currentLeaderEpoch: -1, leaderEpoch: 0 }] },
+        ],
       });
-      expect(res.topics.map((t) => [t.topic, t.partitions[0]!.errorCode, t.partitions[0]!.endOffset])).toEqual([['one', 0, 0n], ['two', ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1n]]);
+      expect(res.topics.map((t) => [t.topic, t.partitions[0]!.errorCode, t.partitions[0]!.endOffset])).toEqual([
+        ['one', 0, 0n],
+        ['two', ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1n],
+      ]);
     } finally {
       c.close();
     }
@@ -95,10 +135,30 @@ describe('OffsetForLeaderEpoch', () => {
 
 describe('ElectLeaders', () => {
   it('answers ELECTION_NOT_NEEDED for each named partition, preferred or unclean, and UNKNOWN_TOPIC_OR_PARTITION for unknown ones', async () => {
-    for (const [version, electionType] of [[0, 0], [1, 0], [1, 1], [2, 0], [2, 1]] as const) {
-      const res = await client.request(ElectLeadersApi, version, { electionType, timeoutMs: 1000, topicPartitions: [{ topic: 'two', partitions: [0, 1, 2] }, { topic: 'nowhere', partitions: [0] }] });
+    for (const [version, electionType] of [
+      [0, 0],
+      [1, 0],
+      [1, 1],
+      [2, 0],
+      [2, 1],
+    ] as const) {
+      const res = await client.request(ElectLeadersApi, version, {
+        electionType,
+        timeoutMs: 1000,
+        topicPartitions: [
+          { topic: 'two', partitions: [0, 1, 2] },
+          { topic: 'nowhere', partitions: [0] },
+        ],
+      });
       expect(res.replicaElectionResults.map((t) => [t.topic, t.partitionResult.map((p) => [p.partitionId, p.errorCode])])).toEqual([
-        ['two', [[0, ErrorCode.ELECTION_NOT_NEEDED], [1, ErrorCode.ELECTION_NOT_NEEDED], [2, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]]],
+        [
+          'two',
+          [
+            [0, ErrorCode.ELECTION_NOT_NEEDED],
+            [1, ErrorCode.ELECTION_NOT_NEEDED],
+            [2, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION],
+          ],
+        ],
         ['nowhere', [[0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]]],
       ]);
       if (version >= 1) expect(res.errorCode).toBe(0);
@@ -107,7 +167,10 @@ describe('ElectLeaders', () => {
 
   it('lists every topic with no partition for all partitions (null), and refuses an unknown election type', async () => {
     const all = await client.request(ElectLeadersApi, 2, { electionType: 0, timeoutMs: 1000, topicPartitions: null });
-    expect(all.replicaElectionResults.map((t) => [t.topic, t.partitionResult.length])).toEqual([['one', 0], ['two', 0]]);
+    expect(all.replicaElectionResults.map((t) => [t.topic, t.partitionResult.length])).toEqual([
+      ['one', 0],
+      ['two', 0],
+    ]);
     const bad = await client.request(ElectLeadersApi, 2, { electionType: 7, timeoutMs: 1000, topicPartitions: [{ topic: 'two', partitions: [0] }] });
     expect([bad.errorCode, bad.replicaElectionResults[0]!.partitionResult[0]!.errorCode]).toEqual([ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST]);
   });
@@ -175,7 +238,15 @@ describe('AlterPartitionReassignments and ListPartitionReassignments', () => {
   it('lists nothing in progress, for all topics or named ones', async () => {
     await alter(1, [{ partitionIndex: 0, replicas: [nodeId] }]);
     expect(await client.request(ListPartitionReassignmentsApi, 0, { timeoutMs: 1000, topics: null })).toMatchObject({ errorCode: 0, errorMessage: null, topics: [] });
-    expect(await client.request(ListPartitionReassignmentsApi, 0, { timeoutMs: 1000, topics: [{ name: 'two', partitionIndexes: [0, 1] }, { name: 'nowhere', partitionIndexes: [0] }] })).toMatchObject({ errorCode: 0, topics: [] });
+    expect(
+      await client.request(ListPartitionReassignmentsApi, 0, {
+        timeoutMs: 1000,
+        topics: [
+          { name: 'two', partitionIndexes: [0, 1] },
+          { name: 'nowhere', partitionIndexes: [0] },
+        ],
+      }),
+    ).toMatchObject({ errorCode: 0, topics: [] });
   });
 
   it('needs ALTER (alter) and DESCRIBE (list) on the cluster', async () => {
@@ -197,20 +268,41 @@ describe('DescribeClientQuotas', () => {
   it('matches no entry with a valid filter (no quota is ever set), at v0 and v1', async () => {
     for (const version of [0, 1]) {
       expect(await describeQuotas([], client, version)).toMatchObject({ errorCode: 0, errorMessage: '', entries: [] });
-      expect(await describeQuotas([{ entityType: 'user', matchType: 0, match: 'alice' }, { entityType: 'client-id', matchType: 2, match: null }], client, version)).toMatchObject({ errorCode: 0, entries: [] });
+      expect(
+        await describeQuotas(
+          [
+            { entityType: 'user', matchType: 0, match: 'alice' },
+            { entityType: 'client-id', matchType: 2, match: null },
+          ],
+          client,
+          version,
+        ),
+      ).toMatchObject({ errorCode: 0, entries: [] });
     }
   });
 
-  it("refuses the filters Kafka refuses", async () => {
+  it('refuses the filters Kafka refuses', async () => {
     const cases: [{ entityType: string; matchType: number; match: string | null }[], number][] = [
       [[{ entityType: '', matchType: 2, match: null }], ErrorCode.INVALID_REQUEST],
-      [[{ entityType: 'user', matchType: 2, match: null }, { entityType: 'user', matchType: 1, match: null }], ErrorCode.INVALID_REQUEST],
+      [
+        [
+          { entityType: 'user', matchType: 2, match: null },
+          { entityType: 'user', matchType: 1, match: null },
+        ],
+        ErrorCode.INVALID_REQUEST,
+      ],
       [[{ entityType: 'group', matchType: 2, match: null }], ErrorCode.UNSUPPORTED_VERSION],
       [[{ entityType: 'user', matchType: 0, match: null }], ErrorCode.INVALID_REQUEST],
       [[{ entityType: 'user', matchType: 1, match: 'x' }], ErrorCode.INVALID_REQUEST],
       [[{ entityType: 'user', matchType: 2, match: 'x' }], ErrorCode.INVALID_REQUEST],
       [[{ entityType: 'user', matchType: 9, match: null }], ErrorCode.INVALID_REQUEST],
-      [[{ entityType: 'ip', matchType: 2, match: null }, { entityType: 'user', matchType: 2, match: null }], ErrorCode.INVALID_REQUEST],
+      [
+        [
+          { entityType: 'ip', matchType: 2, match: null },
+          { entityType: 'user', matchType: 2, match: null },
+        ],
+        ErrorCode.INVALID_REQUEST,
+      ],
     ];
     for (const [components, errorCode] of cases) {
       const res = await describeQuotas(components);
@@ -225,7 +317,17 @@ describe('DescribeClientQuotas', () => {
     } finally {
       c.close();
     }
-    await broker.context.authorizer.create([{ resourceType: ResourceType.CLUSTER, resourceName: CLUSTER_NAME, patternType: PatternType.LITERAL, principal: 'User:nobody', host: '*', operation: Op.DESCRIBE_CONFIGS, permissionType: AclPermission.ALLOW }]);
+    await broker.context.authorizer.create([
+      {
+        resourceType: ResourceType.CLUSTER,
+        resourceName: CLUSTER_NAME,
+        patternType: PatternType.LITERAL,
+        principal: 'User:nobody',
+        host: '*',
+        operation: Op.DESCRIBE_CONFIGS,
+        permissionType: AclPermission.ALLOW,
+      },
+    ]);
     const allowed = await nobody();
     try {
       expect((await describeQuotas([], allowed)).errorCode).toBe(0);
@@ -241,12 +343,25 @@ describe('AlterReplicaLogDirs', () => {
     for (const version of [1, 2]) {
       const res = await client.request(AlterReplicaLogDirsApi, version, {
         dirs: [
-          { path: logDir, topics: [{ name: 'two', partitions: [0, 5] }, { name: 'nowhere', partitions: [0] }] },
+          {
+            path: logDir,
+            topics: [
+              { name: 'two', partitions: [0, 5] },
+              { name: 'nowhere', partitions: [0] },
+            ],
+          },
           { path: 'another-log-dir', topics: [{ name: 'two', partitions: [1] }] },
         ],
       });
       expect(res.results.map((t) => [t.topicName, t.partitions.map((p) => [p.partitionIndex, p.errorCode])])).toEqual([
-        ['two', [[0, 0], [5, ErrorCode.REPLICA_NOT_AVAILABLE], [1, ErrorCode.LOG_DIR_NOT_FOUND]]],
+        [
+          'two',
+          [
+            [0, 0],
+            [5, ErrorCode.REPLICA_NOT_AVAILABLE],
+            [1, ErrorCode.LOG_DIR_NOT_FOUND],
+          ],
+        ],
         ['nowhere', [[0, ErrorCode.REPLICA_NOT_AVAILABLE]]],
       ]);
     }

@@ -43,14 +43,17 @@ async function initProducer(): Promise<bigint> {
 /** One batch of `values` to each of `partitions`; the answers by partition. */
 async function produce(topic: string, partitions: number[], values: (p: number) => string[], producerId = -1n, sequence: (p: number) => number = () => -1) {
   const res = await client.request(ProduceApi, 9, {
-    acks: -1, timeoutMs: 30_000,
-    topicData: [{
-      name: topic,
-      partitionData: partitions.map((index) => ({
-        index,
-        records: buildBatch({ producerId, producerEpoch: producerId < 0n ? -1 : 0, baseSequence: sequence(index), records: values(index).map((v) => ({ key: null, value: Buffer.from(v) })) }),
-      })),
-    }],
+    acks: -1,
+    timeoutMs: 30_000,
+    topicData: [
+      {
+        name: topic,
+        partitionData: partitions.map((index) => ({
+          index,
+          records: buildBatch({ producerId, producerEpoch: producerId < 0n ? -1 : 0, baseSequence: sequence(index), records: values(index).map((v) => ({ key: null, value: Buffer.from(v) })) }),
+        })),
+      },
+    ],
   });
   return new Map(res.responses[0]!.partitionResponses.map((p) => [p.index, p]));
 }
@@ -58,7 +61,11 @@ async function produce(topic: string, partitions: number[], values: (p: number) 
 /** What a consumer sees from `offset`: the values and the high watermark (served by the broker's in-memory state). */
 async function fetchFrom(topic: string, partition: number, offset: bigint) {
   const res = await client.request(FetchApi, 11, {
-    replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, sessionEpoch: -1,
+    replicaId: -1,
+    maxWaitMs: 0,
+    minBytes: 1,
+    maxBytes: 1 << 20,
+    sessionEpoch: -1,
     topics: [{ topic, partitions: [{ partition, fetchOffset: offset, partitionMaxBytes: 1 << 20 }] }],
   });
   const p = res.responses[0]!.partitions[0]!;
@@ -93,7 +100,14 @@ describe('an append whose commit outcome was lost with the connection', () => {
     await createTopic('committed');
     const pid = await initProducer();
     const seq = [0];
-    const send = (v: string) => produce('committed', [0], () => [v], pid, () => seq[0]!);
+    const send = (v: string) =>
+      produce(
+        'committed',
+        [0],
+        () => [v],
+        pid,
+        () => seq[0]!,
+      );
     expect((await send('a')).get(0)).toMatchObject({ errorCode: 0, baseOffset: 0n });
     seq[0] = 1;
     const answer = await withCut('after-commit', () => send('b'));
@@ -122,7 +136,14 @@ describe('an append whose commit outcome was lost with the connection', () => {
       await createTopic(topic);
       const pid = await initProducer();
       const seq = [0];
-      const send = (v: string) => produce(topic, [0], () => [v], pid, () => seq[0]!);
+      const send = (v: string) =>
+        produce(
+          topic,
+          [0],
+          () => [v],
+          pid,
+          () => seq[0]!,
+        );
       expect((await send('a')).get(0)).toMatchObject({ errorCode: 0, baseOffset: 0n });
       seq[0] = 1;
       const answer = (await withCut(point, () => send('b'))).get(0)!;
@@ -140,10 +161,15 @@ describe('an append whose commit outcome was lost with the connection', () => {
     await createTopic('late');
     const pid = await initProducer();
     const send = (v: string, epoch: number, sequence: number) =>
-      client.request(ProduceApi, 9, {
-        acks: -1, timeoutMs: 30_000,
-        topicData: [{ name: 'late', partitionData: [{ index: 0, records: buildBatch({ producerId: pid, producerEpoch: epoch, baseSequence: sequence, records: [{ key: null, value: Buffer.from(v) }] }) }] }],
-      }).then((r) => r.responses[0]!.partitionResponses[0]!);
+      client
+        .request(ProduceApi, 9, {
+          acks: -1,
+          timeoutMs: 30_000,
+          topicData: [
+            { name: 'late', partitionData: [{ index: 0, records: buildBatch({ producerId: pid, producerEpoch: epoch, baseSequence: sequence, records: [{ key: null, value: Buffer.from(v) }] }) }] },
+          ],
+        })
+        .then((r) => r.responses[0]!.partitionResponses[0]!);
     expect(await send('a', 0, 0)).toMatchObject({ errorCode: 0, baseOffset: 0n });
     const answer = await withCut('late-sync', () => send('b', 0, 1));
     // Long after the late Sync arrived, the log agrees with the answer.
@@ -165,7 +191,14 @@ describe('an append whose commit outcome was lost with the connection', () => {
   it('keeps a new producer whose first batch was not stored from leaving a gap: its next batch is OUT_OF_ORDER_SEQUENCE_NUMBER', async () => {
     await createTopic('first-lost');
     const pid = await initProducer();
-    const send = (v: string, sequence: number) => produce('first-lost', [0], () => [v], pid, () => sequence).then((r) => r.get(0)!);
+    const send = (v: string, sequence: number) =>
+      produce(
+        'first-lost',
+        [0],
+        () => [v],
+        pid,
+        () => sequence,
+      ).then((r) => r.get(0)!);
     const first = await withCut('before-bind', () => send('a', 0));
     expect(isRetriable(first.errorCode)).toBe(true);
     // Accepted, it would be taken by librdkafka as acknowledging the first batch too (which was never stored).
@@ -182,7 +215,9 @@ describe('an append whose commit outcome was lost with the connection', () => {
     expect(init.errorCode).toBe(0);
     const { producerId, producerEpoch } = init;
     const added = await client.request(AddPartitionsToTxnApi, 3, {
-      v3AndBelowTransactionalId: transactionalId, v3AndBelowProducerId: producerId, v3AndBelowProducerEpoch: producerEpoch,
+      v3AndBelowTransactionalId: transactionalId,
+      v3AndBelowProducerId: producerId,
+      v3AndBelowProducerEpoch: producerEpoch,
       v3AndBelowTopics: [{ name: 'txn-lost', partitions: [0] }],
     });
     expect(added.resultsByTopicV3AndBelow[0]!.resultsByPartition[0]!.partitionErrorCode).toBe(0);
@@ -193,7 +228,12 @@ describe('an append whose commit outcome was lost with the connection', () => {
     expect(answer.responses[0]!.partitionResponses[0]).toMatchObject({ errorCode: 0, baseOffset: 0n });
     const readCommitted = async () => {
       const res = await client.request(FetchApi, 11, {
-        replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 1, sessionEpoch: -1,
+        replicaId: -1,
+        maxWaitMs: 0,
+        minBytes: 1,
+        maxBytes: 1 << 20,
+        isolationLevel: 1,
+        sessionEpoch: -1,
         topics: [{ topic: 'txn-lost', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }],
       });
       return res.responses[0]!.partitions[0]!;
@@ -219,7 +259,14 @@ describe('an append whose commit outcome was lost with the connection', () => {
     let answer: Awaited<ReturnType<typeof produce>> | null = null;
     let round = 0;
     const cut = proxy.arm('after-commit', /^pgkafka_append_many$/);
-    for (; round < 10 && proxy.isArmed; round++) answer = await produce('shared', partitions, (p) => [`r${round}-p${p}`], pid, () => round);
+    for (; round < 10 && proxy.isArmed; round++)
+      answer = await produce(
+        'shared',
+        partitions,
+        (p) => [`r${round}-p${p}`],
+        pid,
+        () => round,
+      );
     await cut;
     for (const p of partitions) expect({ p, ...answer!.get(p)! }).toMatchObject({ p, errorCode: 0, baseOffset: BigInt(round - 1) });
     for (const p of partitions) {
@@ -235,14 +282,27 @@ describe('an append whose commit outcome was lost with the connection', () => {
     let answer: Awaited<ReturnType<typeof produce>> | null = null;
     let round = 0;
     const cut = proxy.arm('before-sync', /^pgkafka_append_many$/);
-    for (; round < 10 && proxy.isArmed; round++) answer = await produce('shared-lost', partitions, (p) => [`r${round}-p${p}`], pid, () => round);
+    for (; round < 10 && proxy.isArmed; round++)
+      answer = await produce(
+        'shared-lost',
+        partitions,
+        (p) => [`r${round}-p${p}`],
+        pid,
+        () => round,
+      );
     await cut;
     const last = round - 1;
     const failed = partitions.filter((p) => answer!.get(p)!.errorCode !== ErrorCode.NONE);
     // The statement held several partitions; the ones that went alone beside it were stored.
     expect(failed.length).toBeGreaterThan(1);
     for (const p of failed) expect(isRetriable(answer!.get(p)!.errorCode)).toBe(true);
-    const retried = await produce('shared-lost', failed, (p) => [`r${last}-p${p}`], pid, () => last);
+    const retried = await produce(
+      'shared-lost',
+      failed,
+      (p) => [`r${last}-p${p}`],
+      pid,
+      () => last,
+    );
     for (const p of failed) expect({ p, ...retried.get(p)! }).toMatchObject({ p, errorCode: 0, baseOffset: BigInt(last) });
     for (const p of partitions) expect(await stored('shared-lost', p)).toEqual(Array.from({ length: round }, (_, r) => `r${r}-p${p}`));
   });

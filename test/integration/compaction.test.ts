@@ -50,7 +50,11 @@ async function readAll(topic: string, from = 0n) {
   let at = from;
   for (;;) {
     const res = await client.request(FetchApi, 11, {
-      replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, sessionEpoch: -1,
+      replicaId: -1,
+      maxWaitMs: 0,
+      minBytes: 1,
+      maxBytes: 1 << 20,
+      sessionEpoch: -1,
       topics: [{ topic, partitions: [{ partition: 0, fetchOffset: at, partitionMaxBytes: 1 << 20 }] }],
     });
     const part = res.responses[0]!.partitions[0]!;
@@ -90,10 +94,29 @@ describe('cleanup.policy=compact', () => {
   it('keeps the latest value per key at its original offset, never touches the newest batch, and lets tombstones go after delete.retention.ms', async () => {
     const topic = 'compacted';
     await createTopic(topic, { 'cleanup.policy': 'compact', 'min.cleanable.dirty.ratio': '0.01', 'delete.retention.ms': '60000' });
-    await produce(topic, [['k1', 'a1'], ['k2', 'a2'], ['k3', 'a3'], ['k4', 'a4'], ['k5', 'a5']]); // 0..4
-    await produce(topic, [['k1', 'b1'], ['k2', 'b2'], ['k3', 'b3'], ['k4', 'b4'], ['k5', 'b5']]); // 5..9
-    await produce(topic, [['k1', 'c1'], ['k2', 'c2'], ['k3', null]]); // 10..12, k3 deleted
-    await produce(topic, [['k6', 'x6'], ['k6', 'y6']]); // 13..14
+    await produce(topic, [
+      ['k1', 'a1'],
+      ['k2', 'a2'],
+      ['k3', 'a3'],
+      ['k4', 'a4'],
+      ['k5', 'a5'],
+    ]); // 0..4
+    await produce(topic, [
+      ['k1', 'b1'],
+      ['k2', 'b2'],
+      ['k3', 'b3'],
+      ['k4', 'b4'],
+      ['k5', 'b5'],
+    ]); // 5..9
+    await produce(topic, [
+      ['k1', 'c1'],
+      ['k2', 'c2'],
+      ['k3', null],
+    ]); // 10..12, k3 deleted
+    await produce(topic, [
+      ['k6', 'x6'],
+      ['k6', 'y6'],
+    ]); // 13..14
     await produce(topic, [['k4', 'd4']]); // 15: the newest batch
     const before = await stored(topic);
     const newest = before.at(-1)!;
@@ -103,7 +126,10 @@ describe('cleanup.policy=compact', () => {
     const after = await stored(topic);
     // Batch 0 lost every record (deleted); 5 keeps k5 only; 13 keeps 14 (last offset kept); 15 is byte-for-byte the same.
     expect(after.map((b) => [b.base_offset, b.last_offset, b.record_count])).toEqual([
-      ['5', '9', 1], ['10', '12', 3], ['13', '14', 1], ['15', '15', 1],
+      ['5', '9', 1],
+      ['10', '12', 3],
+      ['13', '14', 1],
+      ['15', '15', 1],
     ]);
     expect(after.at(-1)!.data.equals(newest.data)).toBe(true);
     for (const b of after) expect(b.size).toBe(b.data.length);
@@ -133,7 +159,11 @@ describe('cleanup.policy=compact', () => {
     const topic = 'lazy';
     await createTopic(topic, { 'cleanup.policy': 'compact', 'min.cleanable.dirty.ratio': '0.9', 'max.compaction.lag.ms': '600000' });
     const value = 'v'.repeat(200);
-    for (let i = 0; i < 4; i++) await produce(topic, [['k1', `${value}${i}`], ['k2', `${value}${i}`]]); // 0..7
+    for (let i = 0; i < 4; i++)
+      await produce(topic, [
+        ['k1', `${value}${i}`],
+        ['k2', `${value}${i}`],
+      ]); // 0..7
     await produce(topic, [['k9', 'newest']]); // 8
     const now = Date.now();
     await broker.cleaner.runOnce(now); // everything is dirty on the first pass: ratio 1
@@ -156,9 +186,19 @@ describe('cleanup.policy=compact', () => {
   it('min.compaction.lag.ms keeps recent batches out of the cleanable range', async () => {
     const topic = 'lagged';
     await createTopic(topic, { 'cleanup.policy': 'compact', 'min.cleanable.dirty.ratio': '0.01', 'min.compaction.lag.ms': '3600000' });
-    await produce(topic, [['k1', 'old1'], ['k2', 'old2']], 2 * 3_600_000); // 0..1, two hours old
+    await produce(
+      topic,
+      [
+        ['k1', 'old1'],
+        ['k2', 'old2'],
+      ],
+      2 * 3_600_000,
+    ); // 0..1, two hours old
     await produce(topic, [['k1', 'new1']]); // 2: recent
-    await produce(topic, [['k2', 'new2'], ['k1', 'new1b']]); // 3..4: recent, newest
+    await produce(topic, [
+      ['k2', 'new2'],
+      ['k1', 'new1b'],
+    ]); // 3..4: recent, newest
     await broker.cleaner.runOnce();
     // The old batch is compacted against every later key; the recent ones keep their superseded records.
     expect(view(await readAll(topic))).toEqual(['2:k1=new1', '3:k2=new2', '4:k1=new1b']);
@@ -169,8 +209,18 @@ describe('cleanup.policy=compact', () => {
   it('compact,delete: retention drops old batches and compaction dedupes the rest', async () => {
     const topic = 'both';
     await createTopic(topic, { 'cleanup.policy': 'compact,delete', 'retention.ms': '3600000', 'min.cleanable.dirty.ratio': '0.01' });
-    await produce(topic, [['k1', 'ancient'], ['k7', 'ancient']], 2 * 3_600_000); // 0..1: past retention
-    await produce(topic, [['k1', 'a'], ['k2', 'a']]); // 2..3
+    await produce(
+      topic,
+      [
+        ['k1', 'ancient'],
+        ['k7', 'ancient'],
+      ],
+      2 * 3_600_000,
+    ); // 0..1: past retention
+    await produce(topic, [
+      ['k1', 'a'],
+      ['k2', 'a'],
+    ]); // 2..3
     await produce(topic, [['k1', 'b']]); // 4
     await produce(topic, [['k3', 'newest']]); // 5
     await broker.cleaner.runOnce();
@@ -181,12 +231,14 @@ describe('cleanup.policy=compact', () => {
   it('a pass with nothing new to clean rewrites nothing and keeps the checkpoint', async () => {
     const topic = 'idle';
     await createTopic(topic, { 'cleanup.policy': 'compact', 'min.cleanable.dirty.ratio': '0.01' });
-    await produce(topic, [['a', '1'], ['a', '2']]);
+    await produce(topic, [
+      ['a', '1'],
+      ['a', '2'],
+    ]);
     await produce(topic, [['a', '3']]);
     await broker.cleaner.runOnce();
     const first = await stored(topic);
-    const cp = await broker.query<{ cleaned_offset: string }>(
-      `SELECT c.cleaned_offset::text FROM cleaner_checkpoints c JOIN topics t USING (topic_id) WHERE t.name = $1`, [topic]);
+    const cp = await broker.query<{ cleaned_offset: string }>(`SELECT c.cleaned_offset::text FROM cleaner_checkpoints c JOIN topics t USING (topic_id) WHERE t.name = $1`, [topic]);
     expect(cp).toEqual([{ cleaned_offset: '2' }]);
     await broker.cleaner.runOnce();
     expect((await stored(topic)).map((b) => b.data.toString('hex'))).toEqual(first.map((b) => b.data.toString('hex')));

@@ -34,7 +34,11 @@ async function create(name: string, configs: Record<string, string | null> = {},
 }
 
 async function describeTopic(name: string, keys: string[] | null = null, version = 4) {
-  const res = await client.request(DescribeConfigsApi, version, { resources: [{ resourceType: TOPIC, resourceName: name, configurationKeys: keys }], includeSynonyms: true, includeDocumentation: true });
+  const res = await client.request(DescribeConfigsApi, version, {
+    resources: [{ resourceType: TOPIC, resourceName: name, configurationKeys: keys }],
+    includeSynonyms: true,
+    includeDocumentation: true,
+  });
   return res.results[0]!;
 }
 
@@ -44,16 +48,20 @@ async function valueOf(topic: string, key: string) {
 }
 
 const incremental = (name: string, ops: [string, number, string | null][], validateOnly = false, version = 1) =>
-  client.request(IncrementalAlterConfigsApi, version, {
-    resources: [{ resourceType: TOPIC, resourceName: name, configs: ops.map(([n, configOperation, value]) => ({ name: n, configOperation, value })) }],
-    validateOnly,
-  }).then((r) => r.responses[0]!);
+  client
+    .request(IncrementalAlterConfigsApi, version, {
+      resources: [{ resourceType: TOPIC, resourceName: name, configs: ops.map(([n, configOperation, value]) => ({ name: n, configOperation, value })) }],
+      validateOnly,
+    })
+    .then((r) => r.responses[0]!);
 
 const alter = (name: string, configs: Record<string, string>, validateOnly = false, version = 2) =>
-  client.request(AlterConfigsApi, version, {
-    resources: [{ resourceType: TOPIC, resourceName: name, configs: Object.entries(configs).map(([n, value]) => ({ name: n, value })) }],
-    validateOnly,
-  }).then((r) => r.responses[0]!);
+  client
+    .request(AlterConfigsApi, version, {
+      resources: [{ resourceType: TOPIC, resourceName: name, configs: Object.entries(configs).map(([n, value]) => ({ name: n, value })) }],
+      validateOnly,
+    })
+    .then((r) => r.responses[0]!);
 
 describe('CreateTopics with configs', () => {
   it('stores the configs as sent and reports every config with its source (v5+)', async () => {
@@ -72,7 +80,9 @@ describe('CreateTopics with configs', () => {
 
   it('refuses invalid configs with INVALID_CONFIG and creates nothing', async () => {
     expect(await create('c-bad', { 'retention.ms': 'soon' })).toMatchObject({
-      errorCode: ErrorCode.INVALID_CONFIG, errorMessage: 'Invalid value soon for configuration retention.ms: Not a number of type LONG', configs: null,
+      errorCode: ErrorCode.INVALID_CONFIG,
+      errorMessage: 'Invalid value soon for configuration retention.ms: Not a number of type LONG',
+      configs: null,
     });
     expect(await create('c-bad', { 'retention.msec': '1' })).toMatchObject({ errorCode: ErrorCode.INVALID_CONFIG, errorMessage: 'Unknown topic config name: retention.msec' });
     expect(await create('c-bad', { 'retention.ms': null })).toMatchObject({ errorCode: ErrorCode.INVALID_CONFIG, errorMessage: 'Null value not supported for topic configs: retention.ms' });
@@ -96,12 +106,22 @@ describe('DescribeConfigs', () => {
     expect(res.configs).toHaveLength(33);
     const byName = new Map(res.configs.map((c) => [c.name, c]));
     expect(byName.get('min.cleanable.dirty.ratio')).toMatchObject({
-      value: '0.25', configSource: 1, configType: 6,
-      synonyms: [{ name: 'min.cleanable.dirty.ratio', value: '0.25', source: 1 }, { name: 'log.cleaner.min.cleanable.ratio', value: '0.5', source: 5 }],
+      value: '0.25',
+      configSource: 1,
+      configType: 6,
+      synonyms: [
+        { name: 'min.cleanable.dirty.ratio', value: '0.25', source: 1 },
+        { name: 'log.cleaner.min.cleanable.ratio', value: '0.5', source: 5 },
+      ],
     });
     // The broker was started with PGKAFKA_LOG_RETENTION_MS=3600000: a static broker config (then Kafka's log.retention.hours).
     expect(byName.get('retention.ms')).toMatchObject({
-      value: '3600000', configSource: 4, synonyms: [{ name: 'log.retention.ms', value: '3600000', source: 4 }, { name: 'log.retention.hours', value: '168', source: 5 }],
+      value: '3600000',
+      configSource: 4,
+      synonyms: [
+        { name: 'log.retention.ms', value: '3600000', source: 4 },
+        { name: 'log.retention.hours', value: '168', source: 5 },
+      ],
     });
     expect(byName.get('segment.ms')!.documentation).toMatch(/Inert in pgkafka/);
   });
@@ -121,7 +141,9 @@ describe('DescribeConfigs', () => {
       includeSynonyms: false,
     });
     expect(res.results.map((r) => [r.resourceName, r.errorCode, r.configs.length])).toEqual([
-      ['no-such-topic', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 0], ['bad name!', ErrorCode.INVALID_TOPIC_EXCEPTION, 0], ['d-topic', 0, 1],
+      ['no-such-topic', ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, 0],
+      ['bad name!', ErrorCode.INVALID_TOPIC_EXCEPTION, 0],
+      ['d-topic', 0, 1],
     ]);
   });
 
@@ -153,13 +175,28 @@ describe('DescribeConfigs', () => {
 describe('IncrementalAlterConfigs', () => {
   it('sets, appends and subtracts cleanup.policy, and DELETE reverts to the default', async () => {
     await create('i-topic');
-    expect(await incremental('i-topic', [['cleanup.policy', APPEND, 'compact'], ['retention.ms', SET, '1000']])).toMatchObject({ errorCode: 0, errorMessage: null });
+    expect(
+      await incremental('i-topic', [
+        ['cleanup.policy', APPEND, 'compact'],
+        ['retention.ms', SET, '1000'],
+      ]),
+    ).toMatchObject({ errorCode: 0, errorMessage: null });
     expect(await valueOf('i-topic', 'cleanup.policy')).toEqual({ value: 'delete,compact', source: 1 });
     expect(await incremental('i-topic', [['cleanup.policy', SUBTRACT, 'delete']])).toMatchObject({ errorCode: 0 });
     expect(await valueOf('i-topic', 'cleanup.policy')).toEqual({ value: 'compact', source: 1 });
     const topic = (await broker.context.topics.get('i-topic'))!;
     expect(broker.context.topics.topicConfig(topic)).toMatchObject({ cleanupPolicy: { delete: false, compact: true }, retentionMs: 1000 });
-    expect(await incremental('i-topic', [['cleanup.policy', DELETE, null], ['retention.ms', DELETE, null]], false, 0)).toMatchObject({ errorCode: 0 });
+    expect(
+      await incremental(
+        'i-topic',
+        [
+          ['cleanup.policy', DELETE, null],
+          ['retention.ms', DELETE, null],
+        ],
+        false,
+        0,
+      ),
+    ).toMatchObject({ errorCode: 0 });
     expect(await valueOf('i-topic', 'cleanup.policy')).toEqual({ value: 'delete', source: 5 });
     expect(await valueOf('i-topic', 'retention.ms')).toEqual({ value: '3600000', source: 4 });
     expect(broker.context.topics.topicConfig((await broker.context.topics.get('i-topic'))!)).toMatchObject({ cleanupPolicy: { delete: true, compact: false }, retentionMs: 3600000 });
@@ -167,11 +204,22 @@ describe('IncrementalAlterConfigs', () => {
 
   it('refuses APPEND on a non-list config, bad values and unknown names, changing nothing', async () => {
     await create('i-bad', { 'retention.ms': '5000' });
-    expect(await incremental('i-bad', [['retention.ms', APPEND, '1']])).toMatchObject({ errorCode: ErrorCode.INVALID_CONFIG, errorMessage: "Can't APPEND to key retention.ms because its type is not LIST." });
-    expect(await incremental('i-bad', [['segment.ms', SET, '0']])).toMatchObject({ errorCode: ErrorCode.INVALID_CONFIG, errorMessage: 'Invalid value 0 for configuration segment.ms: Value must be at least 1' });
+    expect(await incremental('i-bad', [['retention.ms', APPEND, '1']])).toMatchObject({
+      errorCode: ErrorCode.INVALID_CONFIG,
+      errorMessage: "Can't APPEND to key retention.ms because its type is not LIST.",
+    });
+    expect(await incremental('i-bad', [['segment.ms', SET, '0']])).toMatchObject({
+      errorCode: ErrorCode.INVALID_CONFIG,
+      errorMessage: 'Invalid value 0 for configuration segment.ms: Value must be at least 1',
+    });
     expect(await incremental('i-bad', [['segment.mss', SET, '1']])).toMatchObject({ errorCode: ErrorCode.INVALID_CONFIG, errorMessage: 'Unknown topic config name: segment.mss' });
     expect(await incremental('i-bad', [['segment.ms', SET, null]])).toMatchObject({ errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Null value not supported for : segment.ms' });
-    expect(await incremental('i-bad', [['segment.ms', SET, '1'], ['segment.ms', SET, '2']])).toMatchObject({ errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Error due to duplicate config keys' });
+    expect(
+      await incremental('i-bad', [
+        ['segment.ms', SET, '1'],
+        ['segment.ms', SET, '2'],
+      ]),
+    ).toMatchObject({ errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Error due to duplicate config keys' });
     expect(await incremental('nowhere', [['segment.ms', SET, '1']])).toMatchObject({ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
     const [row] = await broker.query<{ configs: Record<string, string> }>("SELECT configs FROM topics WHERE name = 'i-bad'");
     expect(row!.configs).toEqual({ 'retention.ms': '5000' });
@@ -195,8 +243,10 @@ describe('IncrementalAlterConfigs', () => {
       validateOnly: false,
     });
     expect(res.responses.map((r) => [r.errorCode, r.errorMessage])).toEqual([
-      [ErrorCode.INVALID_REQUEST, 'Cannot update these configs dynamically: [num.partitions]'], [0, null],
-      [ErrorCode.INVALID_REQUEST, 'Each resource must appear at most once.'], [ErrorCode.INVALID_REQUEST, 'Each resource must appear at most once.'],
+      [ErrorCode.INVALID_REQUEST, 'Cannot update these configs dynamically: [num.partitions]'],
+      [0, null],
+      [ErrorCode.INVALID_REQUEST, 'Each resource must appear at most once.'],
+      [ErrorCode.INVALID_REQUEST, 'Each resource must appear at most once.'],
     ]);
   });
 });
@@ -216,7 +266,8 @@ describe('AlterConfigs', () => {
     expect(await alter('a-validate', { 'retention.ms': '5' }, true)).toMatchObject({ errorCode: 0 });
     expect(await valueOf('a-validate', 'retention.ms')).toEqual({ value: '3600000', source: 4 });
     expect(await alter('a-validate', { 'message.timestamp.type': 'Now' })).toMatchObject({
-      errorCode: ErrorCode.INVALID_CONFIG, errorMessage: 'Invalid value Now for configuration message.timestamp.type: String must be one of: CreateTime, LogAppendTime',
+      errorCode: ErrorCode.INVALID_CONFIG,
+      errorMessage: 'Invalid value Now for configuration message.timestamp.type: String must be one of: CreateTime, LogAppendTime',
     });
     expect(await alter('missing', { 'retention.ms': 'x' })).toMatchObject({ errorCode: ErrorCode.INVALID_CONFIG });
     expect(await alter('missing', { 'retention.ms': '5' })).toMatchObject({ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
@@ -239,12 +290,23 @@ describe('topic configs Kafka 4.0 removed, taken as Kafka 3.9 took them', () => 
     const res = await describeTopic('r-legacy', ['message.format.version', 'message.timestamp.difference.max.ms', 'message.timestamp.after.max.ms']);
     const byName = new Map(res.configs.map((c) => [c.name, c]));
     expect(byName.get('message.format.version')).toMatchObject({
-      value: '2.8', configSource: 1, configType: 2, readOnly: false,
-      synonyms: [{ name: 'message.format.version', value: '2.8', source: 1 }, { name: 'log.message.format.version', value: '3.0-IV1', source: 5 }],
+      value: '2.8',
+      configSource: 1,
+      configType: 2,
+      readOnly: false,
+      synonyms: [
+        { name: 'message.format.version', value: '2.8', source: 1 },
+        { name: 'log.message.format.version', value: '3.0-IV1', source: 5 },
+      ],
     });
     expect(byName.get('message.timestamp.difference.max.ms')).toMatchObject({
-      value: '60000', configSource: 1, configType: 5,
-      synonyms: [{ name: 'message.timestamp.difference.max.ms', value: '60000', source: 1 }, { name: 'log.message.timestamp.difference.max.ms', value: LONG_MAX, source: 5 }],
+      value: '60000',
+      configSource: 1,
+      configType: 5,
+      synonyms: [
+        { name: 'message.timestamp.difference.max.ms', value: '60000', source: 1 },
+        { name: 'log.message.timestamp.difference.max.ms', value: LONG_MAX, source: 5 },
+      ],
     });
     expect(byName.get('message.timestamp.difference.max.ms')!.documentation).toMatch(/Removed in Kafka 4\.0/);
     expect(byName.get('message.timestamp.after.max.ms')).toMatchObject({ value: '3600000', configSource: 5 });
@@ -267,10 +329,12 @@ describe('topic configs Kafka 4.0 removed, taken as Kafka 3.9 took them', () => 
 
   it('validates them as Kafka 3.9 did', async () => {
     expect(await create('r-bad', { 'message.format.version': '9.9' })).toMatchObject({
-      errorCode: ErrorCode.INVALID_CONFIG, errorMessage: 'Invalid value 9.9 for configuration message.format.version: Version 9.9 is not a valid version',
+      errorCode: ErrorCode.INVALID_CONFIG,
+      errorMessage: 'Invalid value 9.9 for configuration message.format.version: Version 9.9 is not a valid version',
     });
     expect(await create('r-bad', { 'message.timestamp.difference.max.ms': '-1' })).toMatchObject({
-      errorCode: ErrorCode.INVALID_CONFIG, errorMessage: 'Invalid value -1 for configuration message.timestamp.difference.max.ms: Value must be at least 0',
+      errorCode: ErrorCode.INVALID_CONFIG,
+      errorMessage: 'Invalid value -1 for configuration message.timestamp.difference.max.ms: Value must be at least 0',
     });
     for (const version of ['0.10.2', '0.10.0-IV1', '2.8.1', '3.0', '3.9-IV0', '4.0-IV1']) expect((await create('r-versions', { 'message.format.version': version }, true)).errorCode).toBe(0);
     expect((await create('r-versions', { 'message.format.version': '4.0' }, true)).errorCode).toBe(ErrorCode.INVALID_CONFIG);
@@ -278,7 +342,7 @@ describe('topic configs Kafka 4.0 removed, taken as Kafka 3.9 took them', () => 
 });
 
 describe('config changes reach other brokers', () => {
-  it('drops another broker\'s cached topic through NOTIFY and survives a restart', async () => {
+  it("drops another broker's cached topic through NOTIFY and survives a restart", async () => {
     const second = await startTestBroker({ schema: broker.schema, nodeId: 2 });
     try {
       await create('n-topic');

@@ -49,7 +49,11 @@ describe('connection limits', () => {
     const polling = await connect(broker);
     await polling.request(CreateTopicsApi, 7, { topics: [{ name: 'quiet', numPartitions: 1, replicationFactor: 1 }] });
     const parked = polling.request(FetchApi, 11, {
-      replicaId: -1, maxWaitMs: 1000, minBytes: 1, maxBytes: 1 << 20, sessionEpoch: -1,
+      replicaId: -1,
+      maxWaitMs: 1000,
+      minBytes: 1,
+      maxBytes: 1 << 20,
+      sessionEpoch: -1,
       topics: [{ topic: 'quiet', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }],
     });
     await new Promise((r) => setTimeout(r, 600));

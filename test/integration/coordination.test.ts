@@ -73,7 +73,7 @@ describe('two brokers', () => {
   it('agree on one coordinator per group, split the groups, and refuse groups they do not coordinate', async () => {
     // Until the first broker, which took every slot alone, has handed the second its share.
     let answer = await settled([first, second]);
-    for (const deadline = Date.now() + 10_000; new Set(GROUPS.map((g) => answer.get(g)!.nodeId)).size < 2 && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 10_000; new Set(GROUPS.map((g) => answer.get(g)!.nodeId)).size < 2 && Date.now() < deadline;) {
       await sleep(100);
       answer = await settled([first, second]);
     }
@@ -86,12 +86,20 @@ describe('two brokers', () => {
     const client = await RawClient.connect(first.bootstrap);
     try {
       const join = await client.request(JoinGroupApi, 7, {
-        groupId: onSecond, sessionTimeoutMs: 10_000, rebalanceTimeoutMs: 10_000, memberId: '', groupInstanceId: null, protocolType: 'consumer',
+        groupId: onSecond,
+        sessionTimeoutMs: 10_000,
+        rebalanceTimeoutMs: 10_000,
+        memberId: '',
+        groupInstanceId: null,
+        protocolType: 'consumer',
         protocols: [{ name: 'range', metadata: Buffer.alloc(0) }],
       });
       expect(join.errorCode).toBe(ErrorCode.NOT_COORDINATOR);
       const commit = await client.request(OffsetCommitApi, 8, {
-        groupId: onSecond, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null,
+        groupId: onSecond,
+        generationIdOrMemberEpoch: -1,
+        memberId: '',
+        groupInstanceId: null,
         topics: [{ name: 'anything', partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: -1, committedMetadata: null }] }],
       });
       expect(commit.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NOT_COORDINATOR);
@@ -116,7 +124,13 @@ describe('two brokers', () => {
     const seen: string[] = [];
     const assigned = new Map<string, number[]>();
     const consumers = [first, second].map((b, i) => {
-      const consumer = new Kafka({ clientId: `c${i}`, brokers: [b.bootstrap], logLevel: logLevel.NOTHING }).consumer({ groupId, sessionTimeout: 10_000, rebalanceTimeout: 10_000, heartbeatInterval: 500, maxWaitTimeInMs: 200 });
+      const consumer = new Kafka({ clientId: `c${i}`, brokers: [b.bootstrap], logLevel: logLevel.NOTHING }).consumer({
+        groupId,
+        sessionTimeout: 10_000,
+        rebalanceTimeout: 10_000,
+        heartbeatInterval: 500,
+        maxWaitTimeInMs: 200,
+      });
       // Keyed by consumer: each GROUP_JOIN replaces that consumer's previous assignment.
       consumer.on(consumer.events.GROUP_JOIN, (e) => assigned.set(`c${i}`, (e.payload.memberAssignment[topic] ?? []) as number[]));
       return consumer;
@@ -139,12 +153,15 @@ describe('two brokers', () => {
     expect(new Set(seen).size).toBe(40);
   });
 
-  it('move a stopped broker\'s groups to the other, with their committed offsets', async () => {
+  it("move a stopped broker's groups to the other, with their committed offsets", async () => {
     const answer = await settled([first, second]);
     const moved = GROUPS.find((g) => answer.get(g)!.nodeId === 2)!;
     const viaSecond = await RawClient.connect(second.bootstrap);
     const commit = await viaSecond.request(OffsetCommitApi, 8, {
-      groupId: moved, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null,
+      groupId: moved,
+      generationIdOrMemberEpoch: -1,
+      memberId: '',
+      groupInstanceId: null,
       topics: [{ name: 'coord-topic', partitions: [{ partitionIndex: 1, committedOffset: 7n, committedLeaderEpoch: -1, committedMetadata: 'm' }] }],
     });
     expect(commit.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE);
@@ -166,7 +183,7 @@ describe('two brokers', () => {
 });
 
 describe('a killed broker', () => {
-  it("hands its groups over once its leases expire, and a restart with its node id takes them back at once", { timeout: 60_000 }, async () => {
+  it('hands its groups over once its leases expire, and a restart with its node id takes them back at once', { timeout: 60_000 }, async () => {
     const port = await freePort();
     const env = { DATABASE_URL: first.databaseUrl, PGKAFKA_SCHEMA: first.schema, PGKAFKA_NODE_ID: '3', PGKAFKA_PORT: String(port) };
     let child = await spawnBroker(env);
@@ -217,7 +234,10 @@ describe('a coordinator that lost its slot', () => {
     const client = await RawClient.connect(first.bootstrap);
     try {
       const commit = await client.request(OffsetCommitApi, 8, {
-        groupId: group, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null,
+        groupId: group,
+        generationIdOrMemberEpoch: -1,
+        memberId: '',
+        groupInstanceId: null,
         topics: [{ name: 'coord-topic', partitions: [{ partitionIndex: 0, committedOffset: 3n, committedLeaderEpoch: -1, committedMetadata: null }] }],
       });
       expect(commit.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NOT_COORDINATOR);
@@ -242,7 +262,15 @@ describe('a coordinator that lost its slot', () => {
     const client = await RawClient.connect(first.bootstrap);
     let generationId: number;
     try {
-      const joining = { groupId: group, sessionTimeoutMs: 10_000, rebalanceTimeoutMs: 10_000, groupInstanceId: null, protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.alloc(0) }], reason: null };
+      const joining = {
+        groupId: group,
+        sessionTimeoutMs: 10_000,
+        rebalanceTimeoutMs: 10_000,
+        groupInstanceId: null,
+        protocolType: 'consumer',
+        protocols: [{ name: 'range', metadata: Buffer.alloc(0) }],
+        reason: null,
+      };
       const { memberId } = await client.request(JoinGroupApi, 7, { ...joining, memberId: '' });
       const join = await client.request(JoinGroupApi, 7, { ...joining, memberId });
       expect(join.errorCode).toBe(ErrorCode.NONE);
@@ -251,11 +279,19 @@ describe('a coordinator that lost its slot', () => {
 
       // Another instance takes the slot's lease behind the first broker's back and stores the group as it sees it.
       await first.query("UPDATE coordinator_slots SET instance_id = 'another-instance', node_id = 99, expires_at = now() + interval '3 seconds' WHERE slot = $1", [slotOf(group)]);
-      await first.query("INSERT INTO groups (group_id, protocol_type, protocol_name, generation, leader_id, state, members) VALUES ($1, 'consumer', 'range', 7, 'new-holders-leader', 'Stable', '[]')", [group]);
+      await first.query(
+        "INSERT INTO groups (group_id, protocol_type, protocol_name, generation, leader_id, state, members) VALUES ($1, 'consumer', 'range', 7, 'new-holders-leader', 'Stable', '[]')",
+        [group],
+      );
 
       // The leader's assignment completes the rebalance on the first broker: its snapshot write is refused.
       const sync = await client.request(SyncGroupApi, 5, {
-        groupId: group, generationId, memberId, groupInstanceId: null, protocolType: 'consumer', protocolName: 'range',
+        groupId: group,
+        generationId,
+        memberId,
+        groupInstanceId: null,
+        protocolType: 'consumer',
+        protocolName: 'range',
         assignments: [{ memberId, assignment: Buffer.from([1, 2, 3]) }],
       });
       expect(sync.errorCode).toBe(ErrorCode.NOT_COORDINATOR);

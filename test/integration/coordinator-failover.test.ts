@@ -85,7 +85,9 @@ function groupFor(prefix: string, nodeId: number, nodes: number[]): string {
 }
 
 async function holderOf(group: string): Promise<{ node_id: number; epoch: string; live: boolean }> {
-  const [row] = await survivor.query<{ node_id: number; epoch: string; live: boolean }>('SELECT node_id, epoch::text, expires_at > now() AS live FROM coordinator_slots WHERE slot = $1', [slotOf(group)]);
+  const [row] = await survivor.query<{ node_id: number; epoch: string; live: boolean }>('SELECT node_id, epoch::text, expires_at > now() AS live FROM coordinator_slots WHERE slot = $1', [
+    slotOf(group),
+  ]);
   return row!;
 }
 
@@ -102,7 +104,15 @@ describe('a killed coordinator that comes back', () => {
     // A member joins on the survivor and the group waits in CompletingRebalance for the leader's SyncGroup.
     const member = await RawClient.connect(survivor.bootstrap);
     try {
-      const joining = { groupId: group, sessionTimeoutMs: 60_000, rebalanceTimeoutMs: 60_000, groupInstanceId: null, protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.alloc(0) }], reason: null };
+      const joining = {
+        groupId: group,
+        sessionTimeoutMs: 60_000,
+        rebalanceTimeoutMs: 60_000,
+        groupInstanceId: null,
+        protocolType: 'consumer',
+        protocols: [{ name: 'range', metadata: Buffer.alloc(0) }],
+        reason: null,
+      };
       const { memberId } = await member.request(JoinGroupApi, 7, { ...joining, memberId: '' });
       const join = await member.request(JoinGroupApi, 7, { ...joining, memberId });
       expect(join.errorCode).toBe(ErrorCode.NONE);
@@ -125,7 +135,12 @@ describe('a killed coordinator that comes back', () => {
 
       // The rebalance completes; the group is quiet and its slot goes to the broker it belongs to.
       const sync = await member.request(SyncGroupApi, 5, {
-        groupId: group, generationId: join.generationId, memberId, groupInstanceId: null, protocolType: 'consumer', protocolName: 'range',
+        groupId: group,
+        generationId: join.generationId,
+        memberId,
+        groupInstanceId: null,
+        protocolType: 'consumer',
+        protocolName: 'range',
         assignments: [{ memberId, assignment: Buffer.alloc(0) }],
       });
       expect(sync.errorCode).toBe(ErrorCode.NONE);
@@ -134,15 +149,23 @@ describe('a killed coordinator that comes back', () => {
       // The new coordinator restored the group: the member commits there with its generation.
       const there = await RawClient.connect(back);
       try {
-        const commit = () => there.request(OffsetCommitApi, 8, {
-          groupId: group, generationIdOrMemberEpoch: join.generationId, memberId, groupInstanceId: null,
-          topics: [{ name: 'failover-topic', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] }],
-        });
+        const commit = () =>
+          there.request(OffsetCommitApi, 8, {
+            groupId: group,
+            generationIdOrMemberEpoch: join.generationId,
+            memberId,
+            groupInstanceId: null,
+            topics: [{ name: 'failover-topic', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] }],
+          });
         let errorCode = -1;
-        await until('the member commits on the broker the group came back to', async () => {
-          errorCode = (await commit()).topics[0]!.partitions[0]!.errorCode;
-          return errorCode !== ErrorCode.NOT_COORDINATOR;
-        }, 5000);
+        await until(
+          'the member commits on the broker the group came back to',
+          async () => {
+            errorCode = (await commit()).topics[0]!.partitions[0]!.errorCode;
+            return errorCode !== ErrorCode.NOT_COORDINATOR;
+          },
+          5000,
+        );
         expect(errorCode).toBe(ErrorCode.NONE);
       } finally {
         there.close();
@@ -217,7 +240,10 @@ describe('node ids', () => {
     const client = await RawClient.connect(survivor.bootstrap);
     try {
       const commit = await client.request(OffsetCommitApi, 8, {
-        groupId: group, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null,
+        groupId: group,
+        generationIdOrMemberEpoch: -1,
+        memberId: '',
+        groupInstanceId: null,
         topics: [{ name: 'failover-topic', partitions: [{ partitionIndex: 0, committedOffset: 4n, committedLeaderEpoch: -1, committedMetadata: null }] }],
       });
       expect(commit.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE);

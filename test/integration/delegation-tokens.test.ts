@@ -36,18 +36,32 @@ describe('delegation tokens', () => {
       expect(await plaintext.request(DescribeDelegationTokenApi, v, { owners: null })).toMatchObject({ errorCode: ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, tokens: [] });
     }
     for (const v of [1, 2]) {
-      expect(await plaintext.request(RenewDelegationTokenApi, v, { hmac: Buffer.from('x'), renewPeriodMs: 1000n })).toMatchObject({ errorCode: ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, expiryTimestampMs: -1n });
-      expect(await plaintext.request(ExpireDelegationTokenApi, v, { hmac: Buffer.from('x'), expiryTimePeriodMs: 1000n })).toMatchObject({ errorCode: ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, expiryTimestampMs: -1n });
+      expect(await plaintext.request(RenewDelegationTokenApi, v, { hmac: Buffer.from('x'), renewPeriodMs: 1000n })).toMatchObject({
+        errorCode: ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED,
+        expiryTimestampMs: -1n,
+      });
+      expect(await plaintext.request(ExpireDelegationTokenApi, v, { hmac: Buffer.from('x'), expiryTimePeriodMs: 1000n })).toMatchObject({
+        errorCode: ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED,
+        expiryTimestampMs: -1n,
+      });
     }
   });
 
   it('answers DELEGATION_TOKEN_AUTH_DISABLED to an authenticated principal, and creates nothing', async () => {
     for (const v of [1, 2, 3]) {
       expect(await create(alice, v)).toMatchObject({
-        errorCode: ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED, principalType: 'User', principalName: 'alice', tokenId: '', hmac: Buffer.alloc(0), issueTimestampMs: 0n,
+        errorCode: ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED,
+        principalType: 'User',
+        principalName: 'alice',
+        tokenId: '',
+        hmac: Buffer.alloc(0),
+        issueTimestampMs: 0n,
         ...(v >= 3 ? { tokenRequesterPrincipalType: 'User', tokenRequesterPrincipalName: 'alice' } : {}),
       });
-      expect(await alice.request(DescribeDelegationTokenApi, v, { owners: [{ principalType: 'User', principalName: 'alice' }] })).toMatchObject({ errorCode: ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED, tokens: [] });
+      expect(await alice.request(DescribeDelegationTokenApi, v, { owners: [{ principalType: 'User', principalName: 'alice' }] })).toMatchObject({
+        errorCode: ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED,
+        tokens: [],
+      });
     }
     expect((await alice.request(RenewDelegationTokenApi, 2, { hmac: Buffer.from('x'), renewPeriodMs: 1000n })).errorCode).toBe(ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED);
     expect((await alice.request(ExpireDelegationTokenApi, 2, { hmac: Buffer.from('x'), expiryTimePeriodMs: 1000n })).errorCode).toBe(ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED);
@@ -55,7 +69,17 @@ describe('delegation tokens', () => {
 
   it("checks a token for another owner (CREATE_TOKENS on the user) and the renewers' type first, as Kafka does", async () => {
     expect(await create(alice, 3, 'carol')).toMatchObject({ errorCode: ErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED, principalName: 'carol', tokenRequesterPrincipalName: 'alice' });
-    await broker.context.authorizer.create([{ resourceType: ResourceType.USER, resourceName: 'User:carol', patternType: PatternType.LITERAL, principal: 'User:alice', host: '*', operation: Op.CREATE_TOKENS, permissionType: AclPermission.ALLOW }]);
+    await broker.context.authorizer.create([
+      {
+        resourceType: ResourceType.USER,
+        resourceName: 'User:carol',
+        patternType: PatternType.LITERAL,
+        principal: 'User:alice',
+        host: '*',
+        operation: Op.CREATE_TOKENS,
+        permissionType: AclPermission.ALLOW,
+      },
+    ]);
     expect((await create(alice, 3, 'carol')).errorCode).toBe(ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED);
     expect((await create(alice, 3, null, [{ principalType: 'Group', principalName: 'ops' }])).errorCode).toBe(ErrorCode.INVALID_PRINCIPAL_TYPE);
   });

@@ -21,7 +21,6 @@ const SEED = Number(process.env.DURABILITY_SEED ?? Math.floor(Math.random() * 2 
 
 const schema = scratchSchema();
 
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -169,10 +168,7 @@ describe('durability loop', () => {
             // The LISTEN connection is back.
             while (!listenBack && Date.now() - t0 < 15_000) {
               const now = clientPortsOf(broker.child.pid!, dbPort);
-              const listen = await admin.query(
-                `SELECT 1 FROM pg_stat_activity WHERE application_name = 'pgkafka-listen' AND datname = current_database() AND client_port = ANY($1::int[])`,
-                [now],
-              );
+              const listen = await admin.query(`SELECT 1 FROM pg_stat_activity WHERE application_name = 'pgkafka-listen' AND datname = current_database() AND client_port = ANY($1::int[])`, [now]);
               listenBack = listen.rows.length > 0;
               if (!listenBack) await sleep(100);
             }

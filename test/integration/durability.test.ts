@@ -17,7 +17,11 @@ async function readAll(bootstrap: string, topic: string, partition: number): Pro
     let offset = 0n;
     for (;;) {
       const res = await client.request(FetchApi, 11, {
-        replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 24, sessionEpoch: -1,
+        replicaId: -1,
+        maxWaitMs: 0,
+        minBytes: 1,
+        maxBytes: 1 << 24,
+        sessionEpoch: -1,
         topics: [{ topic, partitions: [{ partition, fetchOffset: offset, partitionMaxBytes: 1 << 24 }] }],
       });
       const p = res.responses[0]!.partitions[0]!;
@@ -64,9 +68,17 @@ describe('durability', () => {
     const port = await freePort();
     const broker = await spawnBroker({ DATABASE_URL: testDatabaseUrl(), PGKAFKA_SCHEMA: schema, PGKAFKA_PORT: String(port) });
     const client = await RawClient.connect(`127.0.0.1:${port}`);
-    await client.request(ProduceApi, 9, { acks: -1, timeoutMs: 1000, topicData: [{ name: 'parked', partitionData: [{ index: 0, records: buildBatch({ records: [{ key: null, value: Buffer.from('a') }] }) }] }] });
+    await client.request(ProduceApi, 9, {
+      acks: -1,
+      timeoutMs: 1000,
+      topicData: [{ name: 'parked', partitionData: [{ index: 0, records: buildBatch({ records: [{ key: null, value: Buffer.from('a') }] }) }] }],
+    });
     const pending = client.request(FetchApi, 11, {
-      replicaId: -1, maxWaitMs: 20_000, minBytes: 1, maxBytes: 1 << 20, sessionEpoch: -1,
+      replicaId: -1,
+      maxWaitMs: 20_000,
+      minBytes: 1,
+      maxBytes: 1 << 20,
+      sessionEpoch: -1,
       topics: [{ topic: 'parked', partitions: [{ partition: 0, fetchOffset: 1n, partitionMaxBytes: 1 << 20 }] }],
     });
     await new Promise((r) => setTimeout(r, 300));
@@ -93,7 +105,8 @@ describe('durability', () => {
           const value = `r${round}-w${w}-${i}`;
           try {
             const res = await client.request(ProduceApi, 9, {
-              acks: -1, timeoutMs: 5000,
+              acks: -1,
+              timeoutMs: 5000,
               topicData: [{ name: 'killed', partitionData: [{ index: 0, records: buildBatch({ records: [{ key: null, value: Buffer.from(value) }] }) }] }],
             });
             const p = res.responses[0]!.partitionResponses[0]!;

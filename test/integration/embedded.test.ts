@@ -19,7 +19,9 @@ describe('embedded PostgreSQL', () => {
     if (process.getuid?.() !== 0) return;
     const closed = mkdtempSync(join(tmpdir(), 'pgkafka-closed-'));
     try {
-      await expect(spawnBroker({ DATABASE_URL: '', PGKAFKA_DATA_DIR: join(closed, 'data'), PGKAFKA_PORT: String(await freePort()) })).rejects.toThrow(/cannot enter .*pgkafka-closed-.*PGKAFKA_DATA_DIR/s);
+      await expect(spawnBroker({ DATABASE_URL: '', PGKAFKA_DATA_DIR: join(closed, 'data'), PGKAFKA_PORT: String(await freePort()) })).rejects.toThrow(
+        /cannot enter .*pgkafka-closed-.*PGKAFKA_DATA_DIR/s,
+      );
     } finally {
       rmSync(closed, { recursive: true, force: true });
     }
@@ -33,7 +35,8 @@ describe('embedded PostgreSQL', () => {
       expect(broker.output()).toContain('embedded PostgreSQL started');
       const client = await RawClient.connect(bootstrap);
       const res = await client.request(ProduceApi, 9, {
-        acks: -1, timeoutMs: 1000,
+        acks: -1,
+        timeoutMs: 1000,
         topicData: [{ name: 'local', partitionData: [{ index: 0, records: buildBatch({ records: [{ key: Buffer.from('k'), value: Buffer.from('kept') }] }) }] }],
       });
       expect(res.responses[0]!.partitionResponses[0]!.errorCode).toBe(0);
@@ -46,7 +49,11 @@ describe('embedded PostgreSQL', () => {
     try {
       const client = await RawClient.connect(bootstrap);
       const fetched = await client.request(FetchApi, 11, {
-        replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, sessionEpoch: -1,
+        replicaId: -1,
+        maxWaitMs: 0,
+        minBytes: 1,
+        maxBytes: 1 << 20,
+        sessionEpoch: -1,
         topics: [{ topic: 'local', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }],
       });
       const buf = fetched.responses[0]!.partitions[0]!.records as Buffer;

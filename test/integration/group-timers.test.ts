@@ -33,7 +33,11 @@ async function member(): Promise<RawClient> {
 
 const join = (c: RawClient, groupId: string, memberId: string, sessionTimeoutMs = SESSION) =>
   c.request(JoinGroupApi, 7, {
-    groupId, sessionTimeoutMs, rebalanceTimeoutMs: 30_000, memberId, protocolType: 'consumer',
+    groupId,
+    sessionTimeoutMs,
+    rebalanceTimeoutMs: 30_000,
+    memberId,
+    protocolType: 'consumer',
     protocols: [{ name: 'range', metadata: subscription(['timers']) }],
   });
 
@@ -104,7 +108,12 @@ describe('session timers through a rebalance', () => {
     const [ca, cb] = [await member(), await member()];
     const staticJoin = (c: RawClient, instance: string, memberId: string) =>
       c.request(JoinGroupApi, 7, {
-        groupId: 'static-late', sessionTimeoutMs: SESSION, rebalanceTimeoutMs: 2000, memberId, groupInstanceId: instance, protocolType: 'consumer',
+        groupId: 'static-late',
+        sessionTimeoutMs: SESSION,
+        rebalanceTimeoutMs: 2000,
+        memberId,
+        groupInstanceId: instance,
+        protocolType: 'consumer',
         protocols: [{ name: 'range', metadata: subscription(['timers']) }],
       });
     const [a, b] = await Promise.all([staticJoin(ca, 'instance-a', ''), staticJoin(cb, 'instance-b', '')]);
@@ -136,7 +145,13 @@ describe('kafkajs with a session as short as the initial delay', () => {
     const kafka = new Kafka({ brokers: [broker.bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 3 } });
     const producer = kafka.producer();
     await producer.connect();
-    await producer.send({ topic: 'timers', messages: [{ partition: 0, value: 'v0' }, { partition: 1, value: 'v1' }] });
+    await producer.send({
+      topic: 'timers',
+      messages: [
+        { partition: 0, value: 'v0' },
+        { partition: 1, value: 'v1' },
+      ],
+    });
     await producer.disconnect();
     // Session 1 s, initial delay 1.5 s: the member must outlive its session while it waits for the first generation.
     const consumer = kafka.consumer({ groupId: 'kafkajs-short-session', sessionTimeout: SESSION, heartbeatInterval: 300 });

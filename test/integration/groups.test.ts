@@ -3,8 +3,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import {
-  CreateTopicsApi, DeleteGroupsApi, DescribeGroupsApi, FindCoordinatorApi, HeartbeatApi, JoinGroupApi, ListGroupsApi,
-  OffsetCommitApi, OffsetDeleteApi, OffsetFetchApi, SyncGroupApi,
+  CreateTopicsApi,
+  DeleteGroupsApi,
+  DescribeGroupsApi,
+  FindCoordinatorApi,
+  HeartbeatApi,
+  JoinGroupApi,
+  ListGroupsApi,
+  OffsetCommitApi,
+  OffsetDeleteApi,
+  OffsetFetchApi,
+  SyncGroupApi,
 } from '../../src/protocol/messages/index.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
 import { subscription } from '../support/consumer-protocol.js';
@@ -27,7 +36,11 @@ afterAll(async () => {
 async function stableMember(groupId: string, topics = ['events']) {
   const join = (memberId: string) =>
     client.request(JoinGroupApi, 7, {
-      groupId, sessionTimeoutMs: 10_000, rebalanceTimeoutMs: 10_000, memberId, protocolType: 'consumer',
+      groupId,
+      sessionTimeoutMs: 10_000,
+      rebalanceTimeoutMs: 10_000,
+      memberId,
+      protocolType: 'consumer',
       protocols: [{ name: 'range', metadata: subscription(topics) }],
     });
   const first = await join('');
@@ -35,7 +48,11 @@ async function stableMember(groupId: string, topics = ['events']) {
   const joined = await join(first.memberId);
   expect(joined.errorCode).toBe(0);
   const synced = await client.request(SyncGroupApi, 5, {
-    groupId, generationId: joined.generationId, memberId: joined.memberId, protocolType: 'consumer', protocolName: 'range',
+    groupId,
+    generationId: joined.generationId,
+    memberId: joined.memberId,
+    protocolType: 'consumer',
+    protocolName: 'range',
     assignments: [{ memberId: joined.memberId, assignment: Buffer.from('assigned') }],
   });
   expect(synced.errorCode).toBe(0);
@@ -48,13 +65,30 @@ describe('group coordination', () => {
     const single = await client.request(FindCoordinatorApi, 3, { key: 'g', keyType: 0 });
     expect(single).toMatchObject({ errorCode: 0, nodeId: 1, host: '127.0.0.1', port: broker.port });
     const batched = await client.request(FindCoordinatorApi, 4, { keyType: 0, coordinatorKeys: ['a', 'b'] });
-    expect(batched.coordinators.map((c) => [c.key, c.errorCode, c.port])).toEqual([['a', 0, broker.port], ['b', 0, broker.port]]);
+    expect(batched.coordinators.map((c) => [c.key, c.errorCode, c.port])).toEqual([
+      ['a', 0, broker.port],
+      ['b', 0, broker.port],
+    ]);
   });
 
   it('refuses session timeouts outside the broker limits and an empty group id', async () => {
-    const res = await client.request(JoinGroupApi, 5, { groupId: 'g', sessionTimeoutMs: 10, rebalanceTimeoutMs: 1000, memberId: '', protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.alloc(0) }] });
+    const res = await client.request(JoinGroupApi, 5, {
+      groupId: 'g',
+      sessionTimeoutMs: 10,
+      rebalanceTimeoutMs: 1000,
+      memberId: '',
+      protocolType: 'consumer',
+      protocols: [{ name: 'range', metadata: Buffer.alloc(0) }],
+    });
     expect(res.errorCode).toBe(ErrorCode.INVALID_SESSION_TIMEOUT);
-    const empty = await client.request(JoinGroupApi, 5, { groupId: '', sessionTimeoutMs: 10_000, rebalanceTimeoutMs: 1000, memberId: '', protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.alloc(0) }] });
+    const empty = await client.request(JoinGroupApi, 5, {
+      groupId: '',
+      sessionTimeoutMs: 10_000,
+      rebalanceTimeoutMs: 1000,
+      memberId: '',
+      protocolType: 'consumer',
+      protocols: [{ name: 'range', metadata: Buffer.alloc(0) }],
+    });
     expect(empty.errorCode).toBe(ErrorCode.INVALID_GROUP_ID);
   });
 
@@ -69,8 +103,18 @@ describe('group coordination', () => {
   it('stores committed offsets, leader epochs and metadata, and answers -1 for partitions never committed', async () => {
     const { memberId, generationId } = await stableMember('committer');
     const commit = await client.request(OffsetCommitApi, 8, {
-      groupId: 'committer', generationIdOrMemberEpoch: generationId, memberId,
-      topics: [{ name: 'events', partitions: [{ partitionIndex: 0, committedOffset: 42n, committedLeaderEpoch: 0, committedMetadata: 'meta' }, { partitionIndex: 9, committedOffset: 1n, committedMetadata: null }] }],
+      groupId: 'committer',
+      generationIdOrMemberEpoch: generationId,
+      memberId,
+      topics: [
+        {
+          name: 'events',
+          partitions: [
+            { partitionIndex: 0, committedOffset: 42n, committedLeaderEpoch: 0, committedMetadata: 'meta' },
+            { partitionIndex: 9, committedOffset: 1n, committedMetadata: null },
+          ],
+        },
+      ],
     });
     expect(commit.topics[0]!.partitions.map((p) => p.errorCode)).toEqual([0, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]);
     const fetched = await client.request(OffsetFetchApi, 8, { groups: [{ groupId: 'committer', topics: [{ name: 'events', partitionIndexes: [0, 1] }] }] });
@@ -81,7 +125,9 @@ describe('group coordination', () => {
     const rows = await broker.query(`SELECT committed_offset::text AS o, convert_from(metadata, 'UTF8') AS metadata FROM committed_offsets WHERE group_id = 'committer'`);
     expect(rows).toEqual([{ o: '42', metadata: 'meta' }]);
     const stale = await client.request(OffsetCommitApi, 8, {
-      groupId: 'committer', generationIdOrMemberEpoch: generationId - 1, memberId,
+      groupId: 'committer',
+      generationIdOrMemberEpoch: generationId - 1,
+      memberId,
       topics: [{ name: 'events', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedMetadata: null }] }],
     });
     expect(stale.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.ILLEGAL_GENERATION);
@@ -89,7 +135,9 @@ describe('group coordination', () => {
 
   it('accepts commits from a standalone consumer (generation -1) and lists the group as Empty', async () => {
     const commit = await client.request(OffsetCommitApi, 2, {
-      groupId: 'standalone', generationIdOrMemberEpoch: -1, memberId: '',
+      groupId: 'standalone',
+      generationIdOrMemberEpoch: -1,
+      memberId: '',
       topics: [{ name: 'events', partitions: [{ partitionIndex: 2, committedOffset: 7n, committedMetadata: '' }] }],
     });
     expect(commit.topics[0]!.partitions[0]!.errorCode).toBe(0);
@@ -101,7 +149,7 @@ describe('group coordination', () => {
     expect(stable.groups.map((g) => g.groupId)).not.toContain('standalone');
   });
 
-  it('names a classic group\'s type `classic` in ListGroups v5 and filters on it case-insensitively, as Kafka does', async () => {
+  it("names a classic group's type `classic` in ListGroups v5 and filters on it case-insensitively, as Kafka does", async () => {
     const listed = await client.request(ListGroupsApi, 5, { statesFilter: [], typesFilter: ['Classic'] });
     expect(listed.groups.find((g) => g.groupId === 'standalone')).toMatchObject({ groupState: 'Empty', groupType: 'classic' });
     const consumerOnly = await client.request(ListGroupsApi, 5, { statesFilter: [], typesFilter: ['consumer'] });
@@ -118,7 +166,12 @@ describe('group coordination', () => {
 
   it('refuses to delete a group with members or offsets of a topic it subscribes to', async () => {
     const { memberId, generationId } = await stableMember('busy');
-    await client.request(OffsetCommitApi, 8, { groupId: 'busy', generationIdOrMemberEpoch: generationId, memberId, topics: [{ name: 'events', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedMetadata: null }] }] });
+    await client.request(OffsetCommitApi, 8, {
+      groupId: 'busy',
+      generationIdOrMemberEpoch: generationId,
+      memberId,
+      topics: [{ name: 'events', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedMetadata: null }] }],
+    });
     const del = await client.request(DeleteGroupsApi, 2, { groupsNames: ['busy', 'no-such-group'] });
     expect(del.results.map((r) => r.errorCode)).toEqual([ErrorCode.NON_EMPTY_GROUP, ErrorCode.GROUP_ID_NOT_FOUND]);
     const offsets = await client.request(OffsetDeleteApi, 0, { groupId: 'busy', topics: [{ name: 'events', partitions: [{ partitionIndex: 0 }] }] });
@@ -126,7 +179,12 @@ describe('group coordination', () => {
   });
 
   it('deletes an empty group together with its committed offsets', async () => {
-    await client.request(OffsetCommitApi, 2, { groupId: 'doomed', generationIdOrMemberEpoch: -1, memberId: '', topics: [{ name: 'events', partitions: [{ partitionIndex: 0, committedOffset: 3n, committedMetadata: '' }] }] });
+    await client.request(OffsetCommitApi, 2, {
+      groupId: 'doomed',
+      generationIdOrMemberEpoch: -1,
+      memberId: '',
+      topics: [{ name: 'events', partitions: [{ partitionIndex: 0, committedOffset: 3n, committedMetadata: '' }] }],
+    });
     const del = await client.request(DeleteGroupsApi, 0, { groupsNames: ['doomed'] });
     expect(del.results[0]!.errorCode).toBe(0);
     expect(await broker.query(`SELECT 1 FROM committed_offsets WHERE group_id = 'doomed'`)).toHaveLength(0);
@@ -140,11 +198,29 @@ describe('group state across a broker restart', () => {
     const own = await startTestBroker({ groupMinSessionTimeoutMs: 1000, groupInitialRebalanceDelayMs: 0 });
     let c = await RawClient.connect(own.bootstrap);
     await c.request(CreateTopicsApi, 7, { topics: [{ name: 'events', numPartitions: 1, replicationFactor: 1 }] });
-    const join = (memberId: string) => c.request(JoinGroupApi, 5, { groupId: 'survivor', sessionTimeoutMs: 30_000, rebalanceTimeoutMs: 30_000, memberId, protocolType: 'consumer', protocols: [{ name: 'range', metadata: subscription(['events']) }] });
+    const join = (memberId: string) =>
+      c.request(JoinGroupApi, 5, {
+        groupId: 'survivor',
+        sessionTimeoutMs: 30_000,
+        rebalanceTimeoutMs: 30_000,
+        memberId,
+        protocolType: 'consumer',
+        protocols: [{ name: 'range', metadata: subscription(['events']) }],
+      });
     const first = await join('');
     const joined = await join(first.memberId);
-    await c.request(SyncGroupApi, 3, { groupId: 'survivor', generationId: joined.generationId, memberId: joined.memberId, assignments: [{ memberId: joined.memberId, assignment: Buffer.from('mine') }] });
-    await c.request(OffsetCommitApi, 5, { groupId: 'survivor', generationIdOrMemberEpoch: joined.generationId, memberId: joined.memberId, topics: [{ name: 'events', partitions: [{ partitionIndex: 0, committedOffset: 11n, committedMetadata: null }] }] });
+    await c.request(SyncGroupApi, 3, {
+      groupId: 'survivor',
+      generationId: joined.generationId,
+      memberId: joined.memberId,
+      assignments: [{ memberId: joined.memberId, assignment: Buffer.from('mine') }],
+    });
+    await c.request(OffsetCommitApi, 5, {
+      groupId: 'survivor',
+      generationIdOrMemberEpoch: joined.generationId,
+      memberId: joined.memberId,
+      topics: [{ name: 'events', partitions: [{ partitionIndex: 0, committedOffset: 11n, committedMetadata: null }] }],
+    });
     c.close();
     await own.stop();
 

@@ -33,7 +33,12 @@ beforeAll(async () => {
   const created = await client.request(api.CreateTopicsApi, 7, { topics: [{ name: TOPIC, numPartitions: 2, replicationFactor: 1 }], timeoutMs: 5000 });
   expect(created.topics[0]!.errorCode).toBe(0);
   // A group with a committed offset, so that deleting it needs PostgreSQL.
-  const committed = await client.request(api.OffsetCommitApi, 8, { groupId: 'outage-delete', generationIdOrMemberEpoch: -1, memberId: '', topics: [{ name: TOPIC, partitions: [{ partitionIndex: 0, committedOffset: 0n }] }] });
+  const committed = await client.request(api.OffsetCommitApi, 8, {
+    groupId: 'outage-delete',
+    generationIdOrMemberEpoch: -1,
+    memberId: '',
+    topics: [{ name: TOPIC, partitions: [{ partitionIndex: 0, committedOffset: 0n }] }],
+  });
   expect(committed.topics[0]!.partitions[0]!.errorCode).toBe(0);
 });
 afterAll(async () => {
@@ -56,20 +61,57 @@ const c = <Req>(codec: ApiCodec<Req, any>, version: number, body: Input<Req>, co
 
 /** Requests that each need PostgreSQL (a write, or state no cache holds). */
 const CASES: Case[] = [
-  c(api.ProduceApi, 9, { acks: -1, timeoutMs: 5000, topicData: [{ name: TOPIC, partitionData: [{ index: 0, records: batch() }, { index: 1, records: batch() }] }] }, STORAGE),
+  c(
+    api.ProduceApi,
+    9,
+    {
+      acks: -1,
+      timeoutMs: 5000,
+      topicData: [
+        {
+          name: TOPIC,
+          partitionData: [
+            { index: 0, records: batch() },
+            { index: 1, records: batch() },
+          ],
+        },
+      ],
+    },
+    STORAGE,
+  ),
   c(api.DeleteRecordsApi, 2, { topics: [{ name: TOPIC, partitions: [{ partitionIndex: 0, offset: 0n }] }], timeoutMs: 1000 }, STORAGE),
-  c(api.OffsetCommitApi, 8, { groupId: 'outage-commit', generationIdOrMemberEpoch: -1, memberId: '', topics: [{ name: TOPIC, partitions: [{ partitionIndex: 0, committedOffset: 0n }] }] }, COORDINATOR),
+  c(
+    api.OffsetCommitApi,
+    8,
+    { groupId: 'outage-commit', generationIdOrMemberEpoch: -1, memberId: '', topics: [{ name: TOPIC, partitions: [{ partitionIndex: 0, committedOffset: 0n }] }] },
+    COORDINATOR,
+  ),
   c(api.OffsetFetchApi, 8, { groups: [{ groupId: 'outage-fetch', topics: null }] }, COORDINATOR),
   c(api.InitProducerIdApi, 4, { transactionalId: 'outage-txn', transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 }, COORDINATOR),
   c(api.CreateTopicsApi, 7, { topics: [{ name: 'outage-new', numPartitions: 1, replicationFactor: 1 }], timeoutMs: 5000 }, TIMED_OUT),
   c(api.DeleteTopicsApi, 6, { topics: [{ name: TOPIC, topicId: ZERO_UUID }], timeoutMs: 5000 }, TIMED_OUT),
   c(api.CreatePartitionsApi, 3, { topics: [{ name: TOPIC, count: 3, assignments: null }], timeoutMs: 5000, validateOnly: false }, TIMED_OUT),
   c(api.AlterConfigsApi, 2, { resources: [{ resourceType: 2, resourceName: TOPIC, configs: [{ name: 'retention.ms', value: '1000' }] }], validateOnly: false }, TIMED_OUT),
-  c(api.IncrementalAlterConfigsApi, 1, { resources: [{ resourceType: 2, resourceName: TOPIC, configs: [{ name: 'retention.ms', configOperation: 0, value: '1000' }] }], validateOnly: false }, TIMED_OUT),
+  c(
+    api.IncrementalAlterConfigsApi,
+    1,
+    { resources: [{ resourceType: 2, resourceName: TOPIC, configs: [{ name: 'retention.ms', configOperation: 0, value: '1000' }] }], validateOnly: false },
+    TIMED_OUT,
+  ),
   c(api.DeleteGroupsApi, 2, { groupsNames: ['outage-delete'] }, COORDINATOR),
   c(api.CreateAclsApi, 3, { creations: [{ resourceType: 2, resourceName: TOPIC, resourcePatternType: 3, principal: 'User:alice', host: '*', operation: 3, permissionType: 3 }] }, TIMED_OUT),
-  c(api.DeleteAclsApi, 3, { filters: [{ resourceTypeFilter: 2, resourceNameFilter: TOPIC, patternTypeFilter: 3, principalFilter: 'User:alice', hostFilter: '*', operation: 3, permissionType: 3 }] }, TIMED_OUT),
-  c(api.AlterUserScramCredentialsApi, 0, { deletions: [], upsertions: [{ name: 'outage-user', mechanism: 1, iterations: 4096, salt: Buffer.from('salt'), saltedPassword: Buffer.alloc(32, 1) }] }, TIMED_OUT),
+  c(
+    api.DeleteAclsApi,
+    3,
+    { filters: [{ resourceTypeFilter: 2, resourceNameFilter: TOPIC, patternTypeFilter: 3, principalFilter: 'User:alice', hostFilter: '*', operation: 3, permissionType: 3 }] },
+    TIMED_OUT,
+  ),
+  c(
+    api.AlterUserScramCredentialsApi,
+    0,
+    { deletions: [], upsertions: [{ name: 'outage-user', mechanism: 1, iterations: 4096, salt: Buffer.from('salt'), saltedPassword: Buffer.alloc(32, 1) }] },
+    TIMED_OUT,
+  ),
 ];
 
 /** The answer, or null when the broker closed the connection instead. */
@@ -111,5 +153,4 @@ describe('PostgreSQL down under a running broker', () => {
     expect(answer).toBe(0);
     expect(client.closed).toBe(false);
   });
-
 });

@@ -43,7 +43,9 @@ describe('internal topic names', () => {
 
   it('Produce to them answers UNKNOWN_TOPIC_OR_PARTITION and creates nothing', async () => {
     const res = await client.request(ProduceApi, 9, {
-      acks: -1, timeoutMs: 1000, topicData: [{ name: '__consumer_offsets', partitionData: [{ index: 0, records: buildBatch({ records: [{ key: null, value: Buffer.from('v') }] }) }] }],
+      acks: -1,
+      timeoutMs: 1000,
+      topicData: [{ name: '__consumer_offsets', partitionData: [{ index: 0, records: buildBatch({ records: [{ key: null, value: Buffer.from('v') }] }) }] }],
     });
     expect(res.responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     expect(await storedNames()).not.toContain('__consumer_offsets');

@@ -50,7 +50,11 @@ async function produce(client: RawClient, topic: string, value: string) {
 /** A Fetch from `offset` that the broker parks for up to `maxWaitMs` while nothing is there. */
 async function fetchValues(client: RawClient, topic: string, offset: bigint, maxWaitMs: number) {
   const res = await client.request(FetchApi, 12, {
-    replicaId: -1, maxWaitMs, minBytes: 1, maxBytes: 1 << 20, sessionEpoch: -1,
+    replicaId: -1,
+    maxWaitMs,
+    minBytes: 1,
+    maxBytes: 1 << 20,
+    sessionEpoch: -1,
     topics: [{ topic, partitions: [{ partition: 0, fetchOffset: offset, partitionMaxBytes: 1 << 20 }] }],
   });
   const p = res.responses[0]!.partitions[0]!;
@@ -73,7 +77,7 @@ describe('appends across brokers', () => {
     expect(got.highWatermark).toBe(2n);
   }, 20_000);
 
-  it("re-reads partitions when a broker disappears, so an append it committed but never announced is served", async () => {
+  it('re-reads partitions when a broker disappears, so an append it committed but never announced is served', async () => {
     await createTopic('orphaned');
     await produce(toFirst, 'orphaned', 'announced');
     expect((await fetchValues(toSecond, 'orphaned', 0n, 0)).values).toEqual(['announced']);
@@ -88,10 +92,21 @@ describe('appends across brokers', () => {
     try {
       const data = buildBatch({ records: [{ key: null, value: Buffer.from('unannounced') }] });
       const ts = BigInt(Date.now());
-      await new LogStore(pool).append(topicId, 0, 1n, [{
-        data, relativeOffset: 0n, lastOffsetDelta: 0, recordCount: 1, firstTimestamp: ts, maxTimestamp: ts,
-        producerId: -1n, producerEpoch: -1, baseSequence: -1, isTransactional: false, isControl: false,
-      }]);
+      await new LogStore(pool).append(topicId, 0, 1n, [
+        {
+          data,
+          relativeOffset: 0n,
+          lastOffsetDelta: 0,
+          recordCount: 1,
+          firstTimestamp: ts,
+          maxTimestamp: ts,
+          producerId: -1n,
+          producerEpoch: -1,
+          baseSequence: -1,
+          isTransactional: false,
+          isControl: false,
+        },
+      ]);
     } finally {
       await pool.end();
     }

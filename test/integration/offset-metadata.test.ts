@@ -6,9 +6,7 @@ import { runner } from 'node-pg-migrate';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/errors.js';
-import {
-  AddOffsetsToTxnApi, CreateTopicsApi, EndTxnApi, InitProducerIdApi, OffsetCommitApi, OffsetFetchApi, TxnOffsetCommitApi,
-} from '../../src/protocol/messages/index.js';
+import { AddOffsetsToTxnApi, CreateTopicsApi, EndTxnApi, InitProducerIdApi, OffsetCommitApi, OffsetFetchApi, TxnOffsetCommitApi } from '../../src/protocol/messages/index.js';
 import { scratchSchema, startTestBroker, testDatabaseUrl, type TestBroker } from '../support/broker.js';
 import { RawClient } from '../support/raw-client.js';
 
@@ -35,13 +33,20 @@ describe('OffsetCommit metadata', () => {
     for (const version of [2, 8]) {
       const groupId = `nul-${version}`;
       const res = await client.request(OffsetCommitApi, version, {
-        groupId, generationIdOrMemberEpoch: -1, memberId: '',
-        topics: [{ name: 'meta', partitions: [
-          { partitionIndex: 0, committedOffset: 1n, committedMetadata: 'Hello\u0000world!' },
-          { partitionIndex: 1, committedOffset: 2n, committedMetadata: 'trailing\u0000' },
-          { partitionIndex: 2, committedOffset: 3n, committedMetadata: '\u0000' },
-          { partitionIndex: 3, committedOffset: 4n, committedMetadata: null },
-        ] }],
+        groupId,
+        generationIdOrMemberEpoch: -1,
+        memberId: '',
+        topics: [
+          {
+            name: 'meta',
+            partitions: [
+              { partitionIndex: 0, committedOffset: 1n, committedMetadata: 'Hello\u0000world!' },
+              { partitionIndex: 1, committedOffset: 2n, committedMetadata: 'trailing\u0000' },
+              { partitionIndex: 2, committedOffset: 3n, committedMetadata: '\u0000' },
+              { partitionIndex: 3, committedOffset: 4n, committedMetadata: null },
+            ],
+          },
+        ],
       });
       expect(res.topics[0]!.partitions.map((p) => p.errorCode)).toEqual([0, 0, 0, 0]);
       expect(await fetchMetadata(groupId, [0, 1, 2, 3])).toEqual([
@@ -58,14 +63,21 @@ describe('OffsetCommit metadata', () => {
 
   it('refuses only metadata longer than offset.metadata.max.bytes, counted in characters as Kafka counts them', async () => {
     const res = await client.request(OffsetCommitApi, 8, {
-      groupId: 'sizes', generationIdOrMemberEpoch: -1, memberId: '',
-      topics: [{ name: 'meta', partitions: [
-        { partitionIndex: 0, committedOffset: 1n, committedMetadata: 'x'.repeat(16) },
-        { partitionIndex: 1, committedOffset: 1n, committedMetadata: 'x'.repeat(17) },
-        // 16 characters, 32 bytes of UTF-8: Kafka compares String.length() with the limit.
-        { partitionIndex: 2, committedOffset: 1n, committedMetadata: '\u00e9'.repeat(16) },
-        { partitionIndex: 3, committedOffset: 1n, committedMetadata: '\u0000'.repeat(17) },
-      ] }],
+      groupId: 'sizes',
+      generationIdOrMemberEpoch: -1,
+      memberId: '',
+      topics: [
+        {
+          name: 'meta',
+          partitions: [
+            { partitionIndex: 0, committedOffset: 1n, committedMetadata: 'x'.repeat(16) },
+            { partitionIndex: 1, committedOffset: 1n, committedMetadata: 'x'.repeat(17) },
+            // 16 characters, 32 bytes of UTF-8: Kafka compares String.length() with the limit.
+            { partitionIndex: 2, committedOffset: 1n, committedMetadata: '\u00e9'.repeat(16) },
+            { partitionIndex: 3, committedOffset: 1n, committedMetadata: '\u0000'.repeat(17) },
+          ],
+        },
+      ],
     });
     expect(res.topics[0]!.partitions.map((p) => p.errorCode)).toEqual([0, ErrorCode.OFFSET_METADATA_TOO_LARGE, 0, ErrorCode.OFFSET_METADATA_TOO_LARGE]);
     expect(await fetchMetadata('sizes', [0, 1, 2, 3])).toEqual([
@@ -87,11 +99,20 @@ describe('TxnOffsetCommit metadata', () => {
     const ids = { transactionalId: 'meta-tx', producerId: init.producerId, producerEpoch: init.producerEpoch };
     expect((await c.request(AddOffsetsToTxnApi, 3, { ...ids, groupId: 'tx-nul' })).errorCode).toBe(0);
     const commit = await c.request(TxnOffsetCommitApi, 3, {
-      ...ids, groupId: 'tx-nul', generationId: -1, memberId: '', groupInstanceId: null,
-      topics: [{ name: 'meta', partitions: [
-        { partitionIndex: 0, committedOffset: 7n, committedLeaderEpoch: -1, committedMetadata: 'Hello\u0000world!' },
-        { partitionIndex: 1, committedOffset: 8n, committedLeaderEpoch: -1, committedMetadata: 'x'.repeat(17) },
-      ] }],
+      ...ids,
+      groupId: 'tx-nul',
+      generationId: -1,
+      memberId: '',
+      groupInstanceId: null,
+      topics: [
+        {
+          name: 'meta',
+          partitions: [
+            { partitionIndex: 0, committedOffset: 7n, committedLeaderEpoch: -1, committedMetadata: 'Hello\u0000world!' },
+            { partitionIndex: 1, committedOffset: 8n, committedLeaderEpoch: -1, committedMetadata: 'x'.repeat(17) },
+          ],
+        },
+      ],
     });
     expect(commit.topics[0]!.partitions.map((p) => p.errorCode)).toEqual([0, ErrorCode.OFFSET_METADATA_TOO_LARGE]);
     c.close();
@@ -103,7 +124,10 @@ describe('TxnOffsetCommit metadata', () => {
       c = await RawClient.connect(restarted.bootstrap);
       expect((await c.request(EndTxnApi, 3, { ...ids, committed: true })).errorCode).toBe(0);
       const res = await c.request(OffsetFetchApi, 8, { groups: [{ groupId: 'tx-nul', topics: [{ name: 'meta', partitionIndexes: [0, 1] }] }] });
-      expect(res.groups[0]!.topics[0]!.partitions.map((p) => [p.errorCode, p.committedOffset, p.metadata])).toEqual([[0, 7n, 'Hello\u0000world!'], [0, -1n, '']]);
+      expect(res.groups[0]!.topics[0]!.partitions.map((p) => [p.errorCode, p.committedOffset, p.metadata])).toEqual([
+        [0, 7n, 'Hello\u0000world!'],
+        [0, -1n, ''],
+      ]);
       c.close();
     } finally {
       await restarted.destroy();
@@ -120,7 +144,8 @@ describe('migration 0010', () => {
     await db.connect();
     try {
       await db.query(`CREATE SCHEMA ${schema}`);
-      const migrateTo = (count: number) => runner({ dbClient: db, dir: migrationsDir, direction: 'up', count, migrationsTable: 'schema_migrations', schema, checkOrder: true, singleTransaction: true, log: () => {} });
+      const migrateTo = (count: number) =>
+        runner({ dbClient: db, dir: migrationsDir, direction: 'up', count, migrationsTable: 'schema_migrations', schema, checkOrder: true, singleTransaction: true, log: () => {} });
       await migrateTo(9);
       await db.query(`INSERT INTO ${schema}.committed_offsets (group_id, topic, partition, committed_offset, metadata) VALUES ('g', 't', 0, 5, 'caf\u00e9 \u2615'), ('g', 't', 1, 6, NULL)`);
       await db.query(`INSERT INTO ${schema}.txn_offsets (transactional_id, group_id, topic, partition, committed_offset, metadata) VALUES ('tx', 'g', 't', 0, 5, 'staged')`);

@@ -33,10 +33,20 @@ describe('PostgreSQL restart', () => {
       const init = await client.request(InitProducerIdApi, 4, { transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
       expect(init.errorCode).toBe(0);
       const produce = (c: RawClient, sequence: number, value: string) =>
-        c.request(ProduceApi, 9, {
-          acks: -1, timeoutMs: 5000,
-          topicData: [{ name: 'kept', partitionData: [{ index: 0, records: buildBatch({ producerId: init.producerId, producerEpoch: init.producerEpoch, baseSequence: sequence, records: [{ key: null, value: Buffer.from(value) }] }) }] }],
-        }).then((r) => r.responses[0]!.partitionResponses[0]!.errorCode);
+        c
+          .request(ProduceApi, 9, {
+            acks: -1,
+            timeoutMs: 5000,
+            topicData: [
+              {
+                name: 'kept',
+                partitionData: [
+                  { index: 0, records: buildBatch({ producerId: init.producerId, producerEpoch: init.producerEpoch, baseSequence: sequence, records: [{ key: null, value: Buffer.from(value) }] }) },
+                ],
+              },
+            ],
+          })
+          .then((r) => r.responses[0]!.partitionResponses[0]!.errorCode);
       expect(await produce(client, 0, 'before')).toBe(0);
       const pid = postmasterPid();
       expect(pid).toBeGreaterThan(0);
@@ -64,7 +74,9 @@ describe('PostgreSQL restart', () => {
       }
       const recoveredMs = Date.now() - killedAt;
       c?.close();
-      process.stdout.write(`embedded PostgreSQL SIGKILLed: started again ${restartedMs} ms later, produce acknowledged ${recoveredMs} ms after the kill; errors seen: ${JSON.stringify([...new Set(seen)])}\n`);
+      process.stdout.write(
+        `embedded PostgreSQL SIGKILLed: started again ${restartedMs} ms later, produce acknowledged ${recoveredMs} ms after the kill; errors seen: ${JSON.stringify([...new Set(seen)])}\n`,
+      );
       expect(acked).toBe(true);
       expect(seen.filter((e) => !(/closed|ECONNREFUSED|ECONNRESET/.test(e) || isRetriable(ErrorCode[e as keyof typeof ErrorCode] ?? -1)))).toEqual([]);
       expect(broker.output()).not.toMatch(/uncaught exception|unhandled rejection/);

@@ -32,7 +32,10 @@ describe('PostgreSQL restart', () => {
         await c.query('SELECT 1');
         inside = true;
         await c.query('SELECT pg_sleep(20)');
-      }).then(() => null, (err: Error) => err);
+      }).then(
+        () => null,
+        (err: Error) => err,
+      );
       expect(await within(5000, () => inside)).toBeGreaterThanOrEqual(0);
       await sleep(100);
       await server.stop('immediate');
@@ -43,7 +46,14 @@ describe('PostgreSQL restart', () => {
       await expect(pool.query('SELECT 1')).rejects.toThrow();
       await server.start();
       let answered = false;
-      const ms = await within(RECOVERY_BOUND_MS, async () => (answered = (await pool.query('SELECT 1 AS one').then((r) => r.rows[0].one === 1, () => false))));
+      const ms = await within(
+        RECOVERY_BOUND_MS,
+        async () =>
+          (answered = await pool.query('SELECT 1 AS one').then(
+            (r) => r.rows[0].one === 1,
+            () => false,
+          )),
+      );
       expect({ answered, ms: ms >= 0 }).toEqual({ answered: true, ms: true });
       expect(await inTransaction(pool, async (c) => (await c.query('SELECT 2 AS two')).rows[0].two)).toBe(2);
     } finally {

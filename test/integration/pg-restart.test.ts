@@ -14,7 +14,16 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode, errorName, isRetriable } from '../../src/protocol/errors.js';
 import {
-  CreateTopicsApi, FetchApi, FindCoordinatorApi, HeartbeatApi, InitProducerIdApi, JoinGroupApi, OffsetCommitApi, OffsetFetchApi, ProduceApi, SyncGroupApi,
+  CreateTopicsApi,
+  FetchApi,
+  FindCoordinatorApi,
+  HeartbeatApi,
+  InitProducerIdApi,
+  JoinGroupApi,
+  OffsetCommitApi,
+  OffsetFetchApi,
+  ProduceApi,
+  SyncGroupApi,
 } from '../../src/protocol/messages/index.js';
 import { buildBatch, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
 import { freePort, spawnBroker, type BrokerProcess } from '../support/broker-process.js';
@@ -40,7 +49,11 @@ const RECOVERY_BOUND_MS = 10_000;
 const SEED = Number(process.env.PG_RESTART_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
 const fetchRequest = (topic: string, fetchOffset: bigint, maxWaitMs: number) => ({
-  replicaId: -1, maxWaitMs, minBytes: 1, maxBytes: 1 << 24, sessionEpoch: -1,
+  replicaId: -1,
+  maxWaitMs,
+  minBytes: 1,
+  maxBytes: 1 << 24,
+  sessionEpoch: -1,
   topics: [{ topic, partitions: [{ partition: 0, fetchOffset, partitionMaxBytes: 1 << 24 }] }],
 });
 
@@ -83,7 +96,8 @@ describe('PostgreSQL restart', () => {
     {
       const admin = await RawClient.connect(bootstrapA);
       const created = await admin.request(CreateTopicsApi, 7, {
-        topics: [TOPIC, PARKED_TOPIC, PLAIN_TOPIC].map((name) => ({ name, numPartitions: 1, replicationFactor: 1 })), timeoutMs: 5000,
+        topics: [TOPIC, PARKED_TOPIC, PLAIN_TOPIC].map((name) => ({ name, numPartitions: 1, replicationFactor: 1 })),
+        timeoutMs: 5000,
       });
       expect(created.topics.map((t) => t.errorCode)).toEqual([0, 0, 0]);
       admin.close();
@@ -175,7 +189,8 @@ describe('PostgreSQL restart', () => {
           }
           const value = `plain-w${w}-a${attempt}`;
           const res = await client.request(ProduceApi, 9, {
-            acks: -1, timeoutMs: 5000,
+            acks: -1,
+            timeoutMs: 5000,
             topicData: [{ name: PLAIN_TOPIC, partitionData: [{ index: 0, records: buildBatch({ records: [{ key: null, value: Buffer.from(value) }] }) }] }],
           });
           const p = res.responses[0]!.partitionResponses[0]!;
@@ -208,7 +223,11 @@ describe('PostgreSQL restart', () => {
     const member = await RawClient.connect(coordinator);
     const join = (memberId: string) =>
       member.request(JoinGroupApi, 7, {
-        groupId: GROUP, sessionTimeoutMs: 45_000, rebalanceTimeoutMs: 10_000, memberId, protocolType: 'consumer',
+        groupId: GROUP,
+        sessionTimeoutMs: 45_000,
+        rebalanceTimeoutMs: 10_000,
+        memberId,
+        protocolType: 'consumer',
         protocols: [{ name: 'range', metadata: Buffer.from('m') }],
       });
     const first = await join('');
@@ -217,7 +236,12 @@ describe('PostgreSQL restart', () => {
     expect(joined.errorCode).toBe(0);
     const { memberId, generationId } = joined;
     const synced = await member.request(SyncGroupApi, 5, {
-      groupId: GROUP, generationId, memberId, protocolType: 'consumer', protocolName: 'range', assignments: [{ memberId, assignment: Buffer.from('a') }],
+      groupId: GROUP,
+      generationId,
+      memberId,
+      protocolType: 'consumer',
+      protocolName: 'range',
+      assignments: [{ memberId, assignment: Buffer.from('a') }],
     });
     expect(synced.errorCode).toBe(0);
     let committed = -1n; // the last offset whose commit was acknowledged
@@ -237,7 +261,9 @@ describe('PostgreSQL restart', () => {
           if (hb.errorCode !== 0) sawCode('Heartbeat', hb.errorCode, memberId);
           api = 'OffsetCommit';
           const res = await client.request(OffsetCommitApi, 8, {
-            groupId: GROUP, generationIdOrMemberEpoch: generationId, memberId,
+            groupId: GROUP,
+            generationIdOrMemberEpoch: generationId,
+            memberId,
             topics: [{ name: TOPIC, partitions: [{ partitionIndex: 0, committedOffset: next, committedLeaderEpoch: -1, committedMetadata: null }] }],
           });
           const code = res.topics[0]!.partitions[0]!.errorCode;
@@ -300,7 +326,8 @@ describe('PostgreSQL restart', () => {
         try {
           client = await RawClient.connect(bootstrapA);
           const res = await client.request(ProduceApi, 9, {
-            acks: -1, timeoutMs: 5000,
+            acks: -1,
+            timeoutMs: 5000,
             topicData: [{ name: PARKED_TOPIC, partitionData: [{ index: 0, records: buildBatch({ records: [{ key: null, value: Buffer.from(value) }] }) }] }],
           });
           const code = res.responses[0]!.partitionResponses[0]!.errorCode;
@@ -339,8 +366,7 @@ describe('PostgreSQL restart', () => {
         await c.end();
       }
     };
-    const listenConnections = () =>
-      admin(async (c) => Number((await c.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'pgkafka-listen'`)).rows[0].n));
+    const listenConnections = () => admin(async (c) => Number((await c.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'pgkafka-listen'`)).rows[0].n));
     expect(await listenConnections()).toBe(2);
 
     const tasks = [...Array.from({ length: WRITERS }, (_, w) => writer(w)), ...Array.from({ length: PLAIN_WRITERS }, (_, w) => plainWriter(w)), groupMember(), consumer()];
@@ -396,7 +422,10 @@ describe('PostgreSQL restart', () => {
     const maxAcked = (m: ReadonlyMap<bigint, string>) => [...m.keys()].reduce((a, b) => (b > a ? b : a), -1n);
     const reader = await RawClient.connect(bootstrapB);
     const caughtUp = await within(5000, async () => {
-      for (const [topic, acked] of [[TOPIC, acknowledged], [PLAIN_TOPIC, plainAcknowledged]] as const) {
+      for (const [topic, acked] of [
+        [TOPIC, acknowledged],
+        [PLAIN_TOPIC, plainAcknowledged],
+      ] as const) {
         const res = await reader.request(FetchApi, 11, fetchRequest(topic, 0n, 0));
         if (res.responses[0]!.partitions[0]!.highWatermark <= maxAcked(acked)) return false;
       }
@@ -419,7 +448,18 @@ describe('PostgreSQL restart', () => {
       }
     })();
     const committedStored = offsets.groups[0]!.topics[0]!.partitions[0]!.committedOffset;
-    const failures = [brokerA, brokerB].flatMap((b, i) => (/uncaught exception|unhandled rejection/.test(b.output()) ? [`broker ${'AB'[i]} logged: ${b.output().split('\n').filter((l) => /uncaught exception|unhandled rejection/.test(l)).slice(0, 3).join(' | ')}`] : []));
+    const failures = [brokerA, brokerB].flatMap((b, i) =>
+      /uncaught exception|unhandled rejection/.test(b.output())
+        ? [
+            `broker ${'AB'[i]} logged: ${b
+              .output()
+              .split('\n')
+              .filter((l) => /uncaught exception|unhandled rejection/.test(l))
+              .slice(0, 3)
+              .join(' | ')}`,
+          ]
+        : [],
+    );
     const exits = [brokerA, brokerB].map((b) => b.child.exitCode ?? b.child.signalCode);
 
     process.stdout.write(
@@ -438,11 +478,17 @@ describe('PostgreSQL restart', () => {
     expect(lost, context).toEqual([]);
     expect(lostValues, context).toEqual([]);
     expect(duplicates, context).toEqual([]);
-    expect(stored.map((r) => r.offset), context).toEqual(stored.map((_, i) => BigInt(i)));
+    expect(
+      stored.map((r) => r.offset),
+      context,
+    ).toEqual(stored.map((_, i) => BigInt(i)));
     expect(plainAcknowledged.size, context).toBeGreaterThan(200);
     expect(plain.lost, context).toEqual([]);
     expect(plain.duplicates, context).toEqual([]);
-    expect(plainStored.map((r) => r.offset), context).toEqual(plainStored.map((_, i) => BigInt(i)));
+    expect(
+      plainStored.map((r) => r.offset),
+      context,
+    ).toEqual(plainStored.map((_, i) => BigInt(i)));
     expect(parkedStored, context).toEqual(parkedAcks);
     expect(gaps, context).toEqual([]);
     expect(consumed.length, context).toBeGreaterThan(acknowledged.size / 4);
@@ -453,5 +499,4 @@ describe('PostgreSQL restart', () => {
       expect(await b.exited, context).toBe(0);
     }
   });
-
 });

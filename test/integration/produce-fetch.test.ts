@@ -96,7 +96,11 @@ describe('produce and fetch', () => {
     const buf = Buffer.concat(Array.isArray(fetched.records) ? fetched.records : [fetched.records!]);
     const { batches } = parseBatches(buf, { mode: 'log' });
     expect(batches.map((b) => [b.baseOffset, b.compression])).toEqual([
-      [0n, 0], [2n, 1], [4n, 2], [6n, 3], [8n, 4],
+      [0n, 0],
+      [2n, 1],
+      [4n, 2],
+      [6n, 3],
+      [8n, 4],
     ]);
     const records = batches.flatMap((h) => decodeRecords(buf, h).records);
     expect(records.map((r) => r.key!.toString())).toEqual(Array(5).fill(['key-0', 'key-1']).flat());
@@ -138,7 +142,11 @@ describe('produce and fetch', () => {
     try {
       const started = Date.now();
       const pending = client.request(FetchApi, 11, {
-        replicaId: -1, maxWaitMs: 10_000, minBytes: 1, maxBytes: 1 << 20, sessionEpoch: -1,
+        replicaId: -1,
+        maxWaitMs: 10_000,
+        minBytes: 1,
+        maxBytes: 1 << 20,
+        sessionEpoch: -1,
         topics: [{ topic: 'longpoll', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }],
       });
       await new Promise((r) => setTimeout(r, 300));
@@ -165,13 +173,21 @@ describe('produce and fetch', () => {
     const created = await createTopic('byid');
     await produce('byid', 0, batchOf(['id']));
     const res = await client.request(FetchApi, 16, {
-      replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, sessionEpoch: -1,
+      replicaId: -1,
+      maxWaitMs: 0,
+      minBytes: 1,
+      maxBytes: 1 << 20,
+      sessionEpoch: -1,
       topics: [{ topicId: created.topicId, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }],
     });
     expect(res.responses[0]!.topicId).toBe(created.topicId);
     expect(values(res.responses[0]!.partitions[0]!.records)).toEqual(['id']);
     const unknown = await client.request(FetchApi, 16, {
-      replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, sessionEpoch: -1,
+      replicaId: -1,
+      maxWaitMs: 0,
+      minBytes: 1,
+      maxBytes: 1 << 20,
+      sessionEpoch: -1,
       topics: [{ topicId: '11111111-2222-3333-4444-555555555555', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }],
     });
     expect(unknown.responses[0]!.partitions[0]!.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_ID);
@@ -265,7 +281,13 @@ describe('Fetch from PostgreSQL, reading ahead', () => {
 
   const fetchCold = async (topic: string, fetchOffset: bigint, partitionMaxBytes: number) => {
     const res = await c.request(FetchApi, 11, {
-      replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 10 * 1024 * 1024, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+      replicaId: -1,
+      maxWaitMs: 0,
+      minBytes: 1,
+      maxBytes: 10 * 1024 * 1024,
+      isolationLevel: 0,
+      sessionId: 0,
+      sessionEpoch: -1,
       topics: [{ topic, partitions: [{ partition: 0, fetchOffset, partitionMaxBytes, currentLeaderEpoch: -1 }] }],
     });
     return res.responses[0]!.partitions[0]!;

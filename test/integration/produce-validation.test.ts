@@ -35,7 +35,11 @@ async function produce(topic: string, batch: Buffer, version = 9) {
 
 async function fetchPartition(topic: string, version = 12, fetchOffset = 0n) {
   const res = await client.request(FetchApi, version, {
-    replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, sessionEpoch: -1,
+    replicaId: -1,
+    maxWaitMs: 0,
+    minBytes: 1,
+    maxBytes: 1 << 20,
+    sessionEpoch: -1,
     topics: [{ topic, partitions: [{ partition: 0, fetchOffset, partitionMaxBytes: 1 << 20 }] }],
   });
   return res.responses[0]!.partitions[0]!;
@@ -54,10 +58,7 @@ async function listOffset(topic: string, timestamp: bigint) {
 }
 
 async function storedMaxTimestamp(topic: string): Promise<string[]> {
-  const rows = await broker.query<{ max_timestamp: string }>(
-    `SELECT b.max_timestamp::text FROM batches b JOIN topics t USING (topic_id) WHERE t.name = $1 ORDER BY b.base_offset`,
-    [topic],
-  );
+  const rows = await broker.query<{ max_timestamp: string }>(`SELECT b.max_timestamp::text FROM batches b JOIN topics t USING (topic_id) WHERE t.name = $1 ORDER BY b.base_offset`, [topic]);
   return rows.map((r) => r.max_timestamp);
 }
 
@@ -125,7 +126,10 @@ describe('per-record produce errors (KIP-467)', () => {
       baseOffset: -1n,
       logAppendTimeMs: -1n,
       logStartOffset: 0n,
-      recordErrors: [{ batchIndex: 1, batchIndexErrorMessage: message }, { batchIndex: 3, batchIndexErrorMessage: message }],
+      recordErrors: [
+        { batchIndex: 1, batchIndexErrorMessage: message },
+        { batchIndex: 3, batchIndexErrorMessage: message },
+      ],
       errorMessage: `One or more records have been rejected due to 2 record errors in total, and only showing the first three errors at most: [RecordError(batchIndex=1, message='${message}'), RecordError(batchIndex=3, message='${message}')]`,
     });
     // Below v8 the response has no room for them: the error code alone.
@@ -160,13 +164,15 @@ describe('per-record produce errors (KIP-467)', () => {
     const max = BigInt(Date.now());
     const res = await produce('broker-time', batch(max, [0n, 0n], { timestampType: 1, maxTimestamp: max }));
     expect(res.errorCode).toBe(ErrorCode.INVALID_TIMESTAMP);
-    expect(res.recordErrors).toEqual([0, 1].map((i) => ({
-      batchIndex: i,
-      batchIndexErrorMessage: `Invalid timestamp type in message DefaultRecord(offset=${i}, timestamp=${max}, key=2 bytes, value=7 bytes). Producer should not set timestamp type to LogAppendTime.`,
-    })));
+    expect(res.recordErrors).toEqual(
+      [0, 1].map((i) => ({
+        batchIndex: i,
+        batchIndexErrorMessage: `Invalid timestamp type in message DefaultRecord(offset=${i}, timestamp=${max}, key=2 bytes, value=7 bytes). Producer should not set timestamp type to LogAppendTime.`,
+      })),
+    );
   });
 
-  it('keeps Kafka\'s silence (no record errors, no message) for a valid batch', async () => {
+  it("keeps Kafka's silence (no record errors, no message) for a valid batch", async () => {
     await createTopic('fine');
     expect(await produce('fine', batch(BigInt(Date.now()), [0n, 1n]))).toMatchObject({ errorCode: 0, recordErrors: [], errorMessage: null });
   });

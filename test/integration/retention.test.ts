@@ -3,9 +3,7 @@
 // OFFSET_OUT_OF_RANGE; groups that lose unread records are counted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/errors.js';
-import {
-  CreatePartitionsApi, CreateTopicsApi, DeleteRecordsApi, FetchApi, ListOffsetsApi, MetadataApi, OffsetCommitApi, ProduceApi,
-} from '../../src/protocol/messages/index.js';
+import { CreatePartitionsApi, CreateTopicsApi, DeleteRecordsApi, FetchApi, ListOffsetsApi, MetadataApi, OffsetCommitApi, ProduceApi } from '../../src/protocol/messages/index.js';
 import { buildBatch } from '../../src/protocol/records/index.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
 import { RawClient } from '../support/raw-client.js';
@@ -34,7 +32,8 @@ async function createTopic(name: string, configs: Record<string, string> = {}, n
 async function produce(topic: string, count: number, ageMs = 0, valueSize = 10) {
   const records = Array.from({ length: count }, (_, i) => ({ offsetDelta: i, key: Buffer.from(`k${i}`), value: Buffer.alloc(valueSize, 97) }));
   const res = await client.request(ProduceApi, 9, {
-    acks: -1, timeoutMs: 1000,
+    acks: -1,
+    timeoutMs: 1000,
     topicData: [{ name: topic, partitionData: [{ index: 0, records: buildBatch({ baseTimestamp: BigInt(Date.now() - ageMs), records }) }] }],
   });
   expect(res.responses[0]!.partitionResponses[0]!.errorCode).toBe(0);
@@ -43,7 +42,11 @@ async function produce(topic: string, count: number, ageMs = 0, valueSize = 10) 
 
 async function fetchAt(topic: string, fetchOffset: bigint) {
   const res = await client.request(FetchApi, 11, {
-    replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, sessionEpoch: -1,
+    replicaId: -1,
+    maxWaitMs: 0,
+    minBytes: 1,
+    maxBytes: 1 << 20,
+    sessionEpoch: -1,
     topics: [{ topic, partitions: [{ partition: 0, fetchOffset, partitionMaxBytes: 1 << 20 }] }],
   });
   return res.responses[0]!.partitions[0]!;
@@ -55,10 +58,7 @@ async function earliest(topic: string) {
 }
 
 async function storedBatches(topic: string): Promise<string[]> {
-  const rows = await broker.query<{ base_offset: string }>(
-    `SELECT b.base_offset::text FROM batches b JOIN topics t USING (topic_id) WHERE t.name = $1 ORDER BY b.base_offset`,
-    [topic],
-  );
+  const rows = await broker.query<{ base_offset: string }>(`SELECT b.base_offset::text FROM batches b JOIN topics t USING (topic_id) WHERE t.name = $1 ORDER BY b.base_offset`, [topic]);
   return rows.map((r) => r.base_offset);
 }
 
@@ -105,7 +105,12 @@ describe('retention', () => {
     await produce('aging', 3, 120_000); // 0-2, two minutes old
     await produce('aging', 3, 90_000); // 3-5
     await produce('aging', 2, 0); // 6-7, fresh
-    await client.request(OffsetCommitApi, 2, { groupId: 'slowpoke', generationIdOrMemberEpoch: -1, memberId: '', topics: [{ name: 'aging', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedMetadata: '' }] }] });
+    await client.request(OffsetCommitApi, 2, {
+      groupId: 'slowpoke',
+      generationIdOrMemberEpoch: -1,
+      memberId: '',
+      topics: [{ name: 'aging', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedMetadata: '' }] }],
+    });
     await broker.cleaner.runOnce();
     expect(await earliest('aging')).toBe(6n);
     expect((await fetchAt('aging', 1n)).errorCode).toBe(ErrorCode.OFFSET_OUT_OF_RANGE);
@@ -139,7 +144,11 @@ describe('CreatePartitions', () => {
     expect(grow.results[0]!.errorCode).toBe(0);
     const md = await client.request(MetadataApi, 12, { topics: [{ name: 'growing' }] });
     expect(md.topics[0]!.partitions.map((p) => p.partitionIndex)).toEqual([0, 1, 2]);
-    const res = await client.request(ProduceApi, 9, { acks: -1, timeoutMs: 1000, topicData: [{ name: 'growing', partitionData: [{ index: 2, records: buildBatch({ records: [{ key: null, value: Buffer.from('x') }] }) }] }] });
+    const res = await client.request(ProduceApi, 9, {
+      acks: -1,
+      timeoutMs: 1000,
+      topicData: [{ name: 'growing', partitionData: [{ index: 2, records: buildBatch({ records: [{ key: null, value: Buffer.from('x') }] }) }] }],
+    });
     expect(res.responses[0]!.partitionResponses[0]).toMatchObject({ errorCode: 0, baseOffset: 0n });
     const shrink = await client.request(CreatePartitionsApi, 3, { topics: [{ name: 'growing', count: 2, assignments: null }], timeoutMs: 1000, validateOnly: false });
     expect(shrink.results[0]!.errorCode).toBe(ErrorCode.INVALID_PARTITIONS);

@@ -39,8 +39,17 @@ function batchOf(value: string, records = 1): BatchToAppend {
   const data = buildBatch({ records: Array.from({ length: records }, (_, i) => ({ key: null, value: Buffer.from(`${value}-${i}`) })) });
   const ts = BigInt(Date.now());
   return {
-    data, relativeOffset: 0n, lastOffsetDelta: records - 1, recordCount: records, firstTimestamp: ts, maxTimestamp: ts,
-    producerId: -1n, producerEpoch: -1, baseSequence: -1, isTransactional: false, isControl: false,
+    data,
+    relativeOffset: 0n,
+    lastOffsetDelta: records - 1,
+    recordCount: records,
+    firstTimestamp: ts,
+    maxTimestamp: ts,
+    producerId: -1n,
+    producerEpoch: -1,
+    baseSequence: -1,
+    isTransactional: false,
+    isControl: false,
   };
 }
 
@@ -125,15 +134,17 @@ describe('appends of several partitions in one statement', () => {
     const topicId = await createTopic('shared-produce', partitions);
     const clients = await Promise.all(Array.from({ length: partitions }, () => RawClient.connect(broker.bootstrap)));
     try {
-      await Promise.all(clients.map(async (c, p) => {
-        for (let i = 0; i < perPartition; i++) {
-          const records = buildBatch({ records: [{ key: null, value: Buffer.from(`${p}:${i}`) }] });
-          const res = await c.request(ProduceApi, 9, { acks: -1, timeoutMs: 5000, topicData: [{ name: 'shared-produce', partitionData: [{ index: p, records }] }] });
-          const r = res.responses[0]!.partitionResponses[0]!;
-          expect(r.errorCode).toBe(0);
-          expect(r.baseOffset).toBe(BigInt(i));
-        }
-      }));
+      await Promise.all(
+        clients.map(async (c, p) => {
+          for (let i = 0; i < perPartition; i++) {
+            const records = buildBatch({ records: [{ key: null, value: Buffer.from(`${p}:${i}`) }] });
+            const res = await c.request(ProduceApi, 9, { acks: -1, timeoutMs: 5000, topicData: [{ name: 'shared-produce', partitionData: [{ index: p, records }] }] });
+            const r = res.responses[0]!.partitionResponses[0]!;
+            expect(r.errorCode).toBe(0);
+            expect(r.baseOffset).toBe(BigInt(i));
+          }
+        }),
+      );
     } finally {
       for (const c of clients) c.close();
     }
@@ -208,7 +219,10 @@ describe('appends of several partitions in one statement', () => {
     // appends to 0–11 that follow wait and go out together; partition 6 then stops both shared statements midway.
     const lockers = [new pg.Client({ connectionString: broker.databaseUrl }), new pg.Client({ connectionString: broker.databaseUrl })];
     try {
-      for (const [locker, held] of [[lockers[0]!, [12, 13]], [lockers[1]!, [6]]] as const) {
+      for (const [locker, held] of [
+        [lockers[0]!, [12, 13]],
+        [lockers[1]!, [6]],
+      ] as const) {
         await locker.connect();
         await locker.query('BEGIN');
         await locker.query(`SELECT 1 FROM ${broker.schema}.partitions WHERE topic_id = $1 AND partition = ANY($2) FOR UPDATE`, [topicId, held]);
@@ -223,9 +237,7 @@ describe('appends of several partitions in one statement', () => {
       await lockers[0]!.query('COMMIT');
       // Both shared statements are under way and waiting on a row lock (taken in opposite orders, they would hold each other's).
       for (let i = 0; ; i++) {
-        const [{ waiting }] = await broker.query<{ waiting: number }>(
-          "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%WITH ORDINALITY%'",
-        );
+        const [{ waiting }] = await broker.query<{ waiting: number }>("SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%WITH ORDINALITY%'");
         if (waiting === 2) break;
         if (i > 200) throw new Error(`shared statements waiting on a lock: ${waiting}`);
         await new Promise((r) => setTimeout(r, 25));
@@ -237,10 +249,7 @@ describe('appends of several partitions in one statement', () => {
       for (const locker of lockers) await locker.end();
       for (const p of pools) await p.end();
     }
-    const rows = await broker.query<{ partition: number; n: number }>(
-      'SELECT partition, count(*)::int AS n FROM batches WHERE topic_id = $1 GROUP BY partition ORDER BY partition',
-      [topicId],
-    );
+    const rows = await broker.query<{ partition: number; n: number }>('SELECT partition, count(*)::int AS n FROM batches WHERE topic_id = $1 GROUP BY partition ORDER BY partition', [topicId]);
     expect(rows.map((r) => [r.partition, r.n])).toEqual(Array.from({ length: 14 }, (_, p) => [p, 2]));
   }, 30_000);
 });

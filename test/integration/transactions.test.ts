@@ -126,7 +126,9 @@ function visible(part: Awaited<ReturnType<typeof fetch>>): string[] {
 function allValues(part: Awaited<ReturnType<typeof fetch>>): string[] {
   const records = part.records as Buffer | Buffer[] | null;
   const buf = Array.isArray(records) ? Buffer.concat(records) : (records ?? Buffer.alloc(0));
-  return parseBatches(buf, { mode: 'log' }).batches.filter((h) => !h.isControl).flatMap((h) => decodeRecords(buf, h).records.map((r) => r.value!.toString()));
+  return parseBatches(buf, { mode: 'log' })
+    .batches.filter((h) => !h.isControl)
+    .flatMap((h) => decodeRecords(buf, h).records.map((r) => r.value!.toString()));
 }
 
 async function latest(c: RawClient, topic: string, isolationLevel: number) {
@@ -355,7 +357,13 @@ describe('transactions across a broker restart', () => {
       c = await RawClient.connect(restarted.bootstrap);
       expect(visible(await fetch(c, 'tx-prepared', 1))).toEqual(['p0']);
       const res = await c.request(FetchApi, 11, {
-        replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 1, sessionId: 0, sessionEpoch: -1,
+        replicaId: -1,
+        maxWaitMs: 0,
+        minBytes: 1,
+        maxBytes: 1 << 20,
+        isolationLevel: 1,
+        sessionId: 0,
+        sessionEpoch: -1,
         topics: [{ topic: 'tx-prepared', partitions: [{ partition: 1, fetchOffset: 0n, partitionMaxBytes: 1 << 20, currentLeaderEpoch: -1 }] }],
       });
       expect(visible(res.responses[0]!.partitions[0]!)).toEqual(['p1']);

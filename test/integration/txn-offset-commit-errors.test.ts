@@ -38,10 +38,21 @@ interface Commit {
 /** Error codes of partition 0 of 'in', partition 5 of 'in' (unknown) and of an unknown topic. */
 async function commit(version: number, c: Commit): Promise<number[]> {
   const res = await client.request(TxnOffsetCommitApi, version, {
-    transactionalId: c.transactionalId, producerId: c.producerId, producerEpoch: c.producerEpoch,
-    groupId: c.groupId ?? 'g', generationId: c.generationId ?? -1, memberId: c.memberId ?? '', groupInstanceId: null,
+    transactionalId: c.transactionalId,
+    producerId: c.producerId,
+    producerEpoch: c.producerEpoch,
+    groupId: c.groupId ?? 'g',
+    generationId: c.generationId ?? -1,
+    memberId: c.memberId ?? '',
+    groupInstanceId: null,
     topics: [
-      { name: 'in', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: c.metadata ?? '' }, { partitionIndex: 5, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: '' }] },
+      {
+        name: 'in',
+        partitions: [
+          { partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: c.metadata ?? '' },
+          { partitionIndex: 5, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: '' },
+        ],
+      },
       { name: 'nowhere', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: '' }] },
     ],
   });
@@ -79,7 +90,10 @@ describe('TxnOffsetCommit with a transaction that does not check out', () => {
 
   it('verifies the transaction before the group and before the metadata size, as Kafka does', async () => {
     // A generation for a group that does not exist would be ILLEGAL_GENERATION; too-long metadata OFFSET_METADATA_TOO_LARGE.
-    expect(await commit(3, { transactionalId: 'never-initialised', producerId: 4242n, producerEpoch: 0, generationId: 5, memberId: 'm' })).toEqual([ErrorCode.INVALID_PRODUCER_ID_MAPPING, ...unknownTopic]);
+    expect(await commit(3, { transactionalId: 'never-initialised', producerId: 4242n, producerEpoch: 0, generationId: 5, memberId: 'm' })).toEqual([
+      ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+      ...unknownTopic,
+    ]);
     expect(await commit(3, { transactionalId: 'never-initialised', producerId: 4242n, producerEpoch: 0, metadata: 'far too long' })).toEqual([ErrorCode.INVALID_PRODUCER_ID_MAPPING, ...unknownTopic]);
     // With the transaction in order, the group is checked next, then the size.
     expect((await client.request(AddOffsetsToTxnApi, 3, { ...producer, groupId: 'g' })).errorCode).toBe(0);

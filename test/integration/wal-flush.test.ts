@@ -51,7 +51,11 @@ afterAll(async () => {
 
 async function fetchValues(client: RawClient, topic: string) {
   const res = await client.request(FetchApi, 12, {
-    replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, sessionEpoch: -1,
+    replicaId: -1,
+    maxWaitMs: 0,
+    minBytes: 1,
+    maxBytes: 1 << 20,
+    sessionEpoch: -1,
     topics: [{ topic, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }],
   });
   const p = res.responses[0]!.partitions[0]!;
@@ -77,9 +81,7 @@ describe('acknowledgement waits for durability', () => {
 
       await standbyRequired(true);
       let answered = false;
-      const produced = producer
-        .request(ProduceApi, 9, { acks: -1, timeoutMs: 30_000, topicData: [{ name: topic, partitionData: [{ index: 0, records }] }] })
-        .finally(() => (answered = true));
+      const produced = producer.request(ProduceApi, 9, { acks: -1, timeoutMs: 30_000, topicData: [{ name: topic, partitionData: [{ index: 0, records }] }] }).finally(() => (answered = true));
       await new Promise((r) => setTimeout(r, 1500));
       expect(answered).toBe(false);
       expect(await fetchValues(consumer, topic)).toEqual({ highWatermark: 0n, values: [] });

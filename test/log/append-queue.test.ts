@@ -20,9 +20,7 @@ class HeldStatements implements AppendStatements {
   }
 
   appendMany(appends: readonly StoreAppend[]): Promise<(Appended | null | Error)[]> {
-    return new Promise((resolve) =>
-      this.sent.push({ partitions: appends.map((a) => a.partition), txn: false, release: () => resolve(appends.map((a) => this.assign(a.partition, a.offsetCount))) }),
-    );
+    return new Promise((resolve) => this.sent.push({ partitions: appends.map((a) => a.partition), txn: false, release: () => resolve(appends.map((a) => this.assign(a.partition, a.offsetCount))) }));
   }
 
   private assign(partition: number, n: bigint): Appended {
@@ -68,7 +66,14 @@ describe('append queue', () => {
     const statements = new HeldStatements();
     const { queue, flushes } = queueOver(statements, { flushMaxBytes: 300 });
     const p = new PartitionLog('t', 0);
-    const results = [queue.enqueue(p, [batch(100)]), queue.enqueue(p, [batch(100)]), queue.enqueue(p, [batch(100)]), queue.enqueue(p, [batch(100)]), queue.enqueue(p, [batch(10, true)]), queue.enqueue(p, [batch(10)])];
+    const results = [
+      queue.enqueue(p, [batch(100)]),
+      queue.enqueue(p, [batch(100)]),
+      queue.enqueue(p, [batch(100)]),
+      queue.enqueue(p, [batch(100)]),
+      queue.enqueue(p, [batch(10, true)]),
+      queue.enqueue(p, [batch(10)]),
+    ];
     for (let i = 0; i < 10; i++) {
       await tick();
       statements.releaseAll();
@@ -105,7 +110,11 @@ describe('append queue', () => {
     const [a, b, c] = [0, 1, 2].map((i) => new PartitionLog('t', i));
     const done = [queue.enqueue(a!, [batch(100)]), queue.enqueue(b!, [batch(600)]), queue.enqueue(c!, [batch(10, true)])];
     await tick();
-    expect(statements.sent.map((s) => [s.partitions, s.txn])).toEqual([[[0], false], [[1], false], [[2], true]]);
+    expect(statements.sent.map((s) => [s.partitions, s.txn])).toEqual([
+      [[0], false],
+      [[1], false],
+      [[2], true],
+    ]);
     statements.releaseAll();
     await Promise.all(done);
   });

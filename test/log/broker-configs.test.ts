@@ -10,7 +10,7 @@ const brokerWith = (overrides: Record<string, unknown> = {}) => new BrokerConfig
 const check = (edit: Parameters<BrokerConfigs['alter']>[1], name = '') => brokerWith().alter(name, edit, true);
 
 describe('broker config definitions', () => {
-  it('define a broker synonym for every topic config that has one, and every one of them is dynamic but message.format.version\'s', () => {
+  it("define a broker synonym for every topic config that has one, and every one of them is dynamic but message.format.version's", () => {
     const byName = new Map(BROKER_CONFIG_DEFS.map((d) => [d.name, d]));
     const described = brokerWith().describe('1', all);
     expect(described.every((c) => c.documentation)).toBe(true);
@@ -29,9 +29,12 @@ describe('broker config definitions', () => {
 });
 
 describe('BrokerConfigs', () => {
-  it('puts the broker\'s own dynamic value over the cluster default, over the option, over Kafka\'s default', () => {
+  it("puts the broker's own dynamic value over the cluster default, over the option, over Kafka's default", () => {
     const b = brokerWith({ messageMaxBytes: 3000 });
-    expect(b.synonyms('message.max.bytes')).toEqual([{ name: 'message.max.bytes', value: '3000', source: 4 }, { name: 'message.max.bytes', value: '1048588', source: 5 }]);
+    expect(b.synonyms('message.max.bytes')).toEqual([
+      { name: 'message.max.bytes', value: '3000', source: 4 },
+      { name: 'message.max.bytes', value: '1048588', source: 5 },
+    ]);
     const generation = b.generation;
     b.setDynamic({ 'message.max.bytes': '2000' }, { 'message.max.bytes': '1000' });
     expect(b.generation).toBeGreaterThan(generation);
@@ -63,15 +66,17 @@ describe('BrokerConfigs', () => {
 describe('BrokerConfigs.alter checks', () => {
   it('refuses configs pgkafka cannot change at run time, naming them as Scala prints a set', async () => {
     expect(await check({ replace: { 'num.partitions': '2', 'log.retention.ms': '1', listeners: 'PLAINTEXT://:1' } })).toEqual({
-      errorCode: 42, errorMessage: 'Cannot update these configs dynamically: [num.partitions, listeners]',
+      errorCode: 42,
+      errorMessage: 'Cannot update these configs dynamically: [num.partitions, listeners]',
     });
     const five = ['num.partitions', 'listeners', 'max.connections', 'node.id', 'broker.id'];
     expect((await check({ replace: Object.fromEntries(five.map((n) => [n, '1'])) })).errorMessage).toBe(`Cannot update these configs dynamically: [${five.join(', ')}]`);
   });
 
-  it('checks values with ConfigDef\'s messages, and takes unknown names as custom configs', async () => {
+  it("checks values with ConfigDef's messages, and takes unknown names as custom configs", async () => {
     expect(await check({ ops: [{ name: 'log.cleanup.policy', configOperation: 0, value: 'keep' }] })).toEqual({
-      errorCode: 42, errorMessage: 'Invalid value keep for configuration log.cleanup.policy: String must be one of: compact, delete',
+      errorCode: 42,
+      errorMessage: 'Invalid value keep for configuration log.cleanup.policy: String must be one of: compact, delete',
     });
     expect(await check({ ops: [{ name: 'compression.type', configOperation: 0, value: 'brotli' }] })).toMatchObject({ errorCode: 42 });
     expect(await check({ ops: [{ name: 'no.such.config', configOperation: 0, value: 'x' }] })).toEqual({ errorCode: 0, errorMessage: null });
@@ -80,11 +85,20 @@ describe('BrokerConfigs.alter checks', () => {
   it('appends and subtracts on list configs only', async () => {
     expect(await check({ ops: [{ name: 'log.cleanup.policy', configOperation: 3, value: 'delete' }] })).toEqual({ errorCode: 0, errorMessage: null });
     expect(await check({ ops: [{ name: 'message.max.bytes', configOperation: 3, value: '1' }] })).toEqual({
-      errorCode: 40, errorMessage: 'Config value subtract is not allowed for config key: message.max.bytes',
+      errorCode: 40,
+      errorMessage: 'Config value subtract is not allowed for config key: message.max.bytes',
     });
     expect(await check({ ops: [{ name: 'no.such.config', configOperation: 2, value: '1' }] })).toEqual({ errorCode: -1, errorMessage: null });
-    expect(await check({ ops: [{ name: 'log.retention.ms', configOperation: 0, value: '1' }, { name: 'x', configOperation: 9, value: '1' }] })).toEqual({
-      errorCode: 42, errorMessage: 'Unknown operations type 9',
+    expect(
+      await check({
+        ops: [
+          { name: 'log.retention.ms', configOperation: 0, value: '1' },
+          { name: 'x', configOperation: 9, value: '1' },
+        ],
+      }),
+    ).toEqual({
+      errorCode: 42,
+      errorMessage: 'Unknown operations type 9',
     });
   });
 });

@@ -3,14 +3,17 @@
 // KIP-534 delete horizon), and when a partition is due.
 import { describe, expect, it } from 'vitest';
 import { cleanBatch, cleaningDue, LatestOffsets, selectRecords } from '../../src/log/compactor.js';
-import {
-  ATTR_DELETE_HORIZON, buildBatch, decodeRecords, parseBatches, readBatchHeaderAt, recordTimestamp, type Compression, type KafkaRecord,
-} from '../../src/protocol/records/index.js';
+import { ATTR_DELETE_HORIZON, buildBatch, decodeRecords, parseBatches, readBatchHeaderAt, recordTimestamp, type Compression, type KafkaRecord } from '../../src/protocol/records/index.js';
 import type { CleanerState } from '../../src/storage/pg/compaction-store.js';
 
 const b = (s: string) => Buffer.from(s);
 const rec = (offsetDelta: number, key: string | null, value: string | null): KafkaRecord => ({
-  attributes: 0, timestampDelta: BigInt(offsetDelta), offsetDelta, key: key === null ? null : b(key), value: value === null ? null : b(value), headers: [],
+  attributes: 0,
+  timestampDelta: BigInt(offsetDelta),
+  offsetDelta,
+  key: key === null ? null : b(key),
+  value: value === null ? null : b(value),
+  headers: [],
 });
 
 function mapOf(entries: [string, number][]): LatestOffsets {
@@ -38,12 +41,25 @@ function readBack(data: Buffer) {
   const h = parsed.batches[0]!;
   const { records, error } = decodeRecords(data, h);
   expect(error).toBeNull();
-  return { h, records: records.map((r) => ({ offset: h.baseOffset + BigInt(r.offsetDelta), ts: recordTimestamp(h, r), key: r.key?.toString() ?? null, value: r.value?.toString() ?? null, headers: r.headers.map((x) => x.value?.toString()) })) };
+  return {
+    h,
+    records: records.map((r) => ({
+      offset: h.baseOffset + BigInt(r.offsetDelta),
+      ts: recordTimestamp(h, r),
+      key: r.key?.toString() ?? null,
+      value: r.value?.toString() ?? null,
+      headers: r.headers.map((x) => x.value?.toString()),
+    })),
+  };
 }
 
 describe('LatestOffsets', () => {
   it('keeps the largest offset per key, keys compared as bytes', () => {
-    const m = mapOf([['a', 5], ['a', 3], ['b', 1]]);
+    const m = mapOf([
+      ['a', 5],
+      ['a', 3],
+      ['b', 1],
+    ]);
     m.note(Buffer.from([0xff, 0x00]), 9);
     expect(m.get(b('a'))).toBe(5);
     expect(m.get(b('b'))).toBe(1);
@@ -56,7 +72,15 @@ describe('LatestOffsets', () => {
 describe('selectRecords', () => {
   it('keeps the latest record per key; a key the map lacks is the latest already', () => {
     const recs = [rec(0, 'a', '1'), rec(1, 'b', '1'), rec(2, 'a', '2'), rec(3, 'c', '1')];
-    const { kept, removed } = selectRecords(10, recs, mapOf([['a', 12], ['b', 20]]), { horizonPassed: false });
+    const { kept, removed } = selectRecords(
+      10,
+      recs,
+      mapOf([
+        ['a', 12],
+        ['b', 20],
+      ]),
+      { horizonPassed: false },
+    );
     expect(kept.map((r) => r.offsetDelta)).toEqual([2, 3]);
     expect(removed).toBe(2);
   });
@@ -69,25 +93,63 @@ describe('selectRecords', () => {
     expect(pinned.kept.map((r) => r.key!.toString())).toEqual(['b']);
   });
 
-  it('drops keyless records, as Kafka\'s cleaner does', () => {
+  it("drops keyless records, as Kafka's cleaner does", () => {
     expect(selectRecords(0, [rec(0, null, 'x'), rec(1, 'a', 'y')], mapOf([]), { horizonPassed: false }).kept.map((r) => r.offsetDelta)).toEqual([1]);
   });
 });
 
 describe('cleanBatch', () => {
   it('leaves a batch with nothing to remove as it is', () => {
-    const data = batch(100n, [['a', '1'], ['b', '1']]);
-    expect(cleanBatch(data, mapOf([['a', 100], ['b', 101]]), { now: 0, deleteRetentionMs: 1000 })).toMatchObject({ action: 'keep', removed: 0 });
+    const data = batch(100n, [
+      ['a', '1'],
+      ['b', '1'],
+    ]);
+    expect(
+      cleanBatch(
+        data,
+        mapOf([
+          ['a', 100],
+          ['b', 101],
+        ]),
+        { now: 0, deleteRetentionMs: 1000 },
+      ),
+    ).toMatchObject({ action: 'keep', removed: 0 });
   });
 
   it('deletes a batch left without records', () => {
-    const data = batch(100n, [['a', '1'], ['b', '1']]);
-    expect(cleanBatch(data, mapOf([['a', 200], ['b', 201]]), { now: 0, deleteRetentionMs: 1000 })).toMatchObject({ action: 'delete', removed: 2 });
+    const data = batch(100n, [
+      ['a', '1'],
+      ['b', '1'],
+    ]);
+    expect(
+      cleanBatch(
+        data,
+        mapOf([
+          ['a', 200],
+          ['b', 201],
+        ]),
+        { now: 0, deleteRetentionMs: 1000 },
+      ),
+    ).toMatchObject({ action: 'delete', removed: 2 });
   });
 
   it("keeps a producer's newest batch as an empty batch, offsets and producer fields intact", () => {
-    const data = batch(100n, [['a', '1'], ['b', '1']], { compression: 4 });
-    const out = cleanBatch(data, mapOf([['a', 200], ['b', 201]]), { now: 0, deleteRetentionMs: 1000, keepEmpty: true });
+    const data = batch(
+      100n,
+      [
+        ['a', '1'],
+        ['b', '1'],
+      ],
+      { compression: 4 },
+    );
+    const out = cleanBatch(
+      data,
+      mapOf([
+        ['a', 200],
+        ['b', 201],
+      ]),
+      { now: 0, deleteRetentionMs: 1000, keepEmpty: true },
+    );
     expect(out).toMatchObject({ action: 'rewrite', removed: 2, recordCount: 0, firstTimestamp: -1n, maxTimestamp: -1n });
     if (out.action !== 'rewrite') return;
     const { h, records } = readBack(out.data);
@@ -100,8 +162,25 @@ describe('cleanBatch', () => {
 
   for (const compression of [0, 1, 2, 3, 4] as Compression[]) {
     it(`rewrites with original offsets, last offset delta, producer fields, timestamps and codec ${compression}; CRC valid`, () => {
-      const data = batch(100n, [['a', '1'], ['b', '1'], ['a', '2'], ['c', '1'], ['b', '2']], { compression });
-      const out = cleanBatch(data, mapOf([['a', 102], ['b', 150]]), { now: 0, deleteRetentionMs: 1000 });
+      const data = batch(
+        100n,
+        [
+          ['a', '1'],
+          ['b', '1'],
+          ['a', '2'],
+          ['c', '1'],
+          ['b', '2'],
+        ],
+        { compression },
+      );
+      const out = cleanBatch(
+        data,
+        mapOf([
+          ['a', 102],
+          ['b', 150],
+        ]),
+        { now: 0, deleteRetentionMs: 1000 },
+      );
       expect(out.action).toBe('rewrite');
       if (out.action !== 'rewrite') return;
       const { h, records } = readBack(out.data);
@@ -118,7 +197,10 @@ describe('cleanBatch', () => {
 
   it('stamps a delete horizon on the first pass that keeps a tombstone, without changing record timestamps', () => {
     const now = 5_000_000;
-    const data = batch(0n, [['a', null], ['b', '1']]);
+    const data = batch(0n, [
+      ['a', null],
+      ['b', '1'],
+    ]);
     const first = cleanBatch(data, mapOf([]), { now, deleteRetentionMs: 60_000 });
     expect(first).toMatchObject({ action: 'rewrite', removed: 0, tombstoneHorizon: now + 60_000 });
     if (first.action !== 'rewrite') return;
@@ -139,7 +221,14 @@ describe('cleanBatch', () => {
   });
 
   it('keeps LogAppendTime batches LogAppendTime with their max timestamp', () => {
-    const data = batch(0n, [['a', '1'], ['a', '2']], { timestampType: 1 });
+    const data = batch(
+      0n,
+      [
+        ['a', '1'],
+        ['a', '2'],
+      ],
+      { timestampType: 1 },
+    );
     const lat = readBatchHeaderAt(data, 0)!.maxTimestamp;
     const out = cleanBatch(data, mapOf([['a', 1]]), { now: 0, deleteRetentionMs: 1000 });
     if (out.action !== 'rewrite') throw new Error('expected a rewrite');
@@ -158,7 +247,15 @@ describe('cleanBatch', () => {
 
 describe('cleaningDue', () => {
   const state = (s: Partial<CleanerState>): CleanerState => ({
-    logStartOffset: 0n, highWatermark: 100n, dirtyStart: 0n, rangeEnd: 90n, dirtyBytes: 0, totalBytes: 1000, firstDirtyTimestamp: null, tombstonesDueAt: null, ...s,
+    logStartOffset: 0n,
+    highWatermark: 100n,
+    dirtyStart: 0n,
+    rangeEnd: 90n,
+    dirtyBytes: 0,
+    totalBytes: 1000,
+    firstDirtyTimestamp: null,
+    tombstonesDueAt: null,
+    ...s,
   });
   const config = { minCleanableDirtyRatio: 0.5, maxCompactionLagMs: Number.MAX_SAFE_INTEGER };
 

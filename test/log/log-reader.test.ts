@@ -46,14 +46,20 @@ const offsets = (batches: Buffer[]) => batches.map((b) => b.readBigInt64BE(0));
 describe('log reader', () => {
   it('serves a read from the tail cache when its run reaches the high watermark', async () => {
     const { store, tail, reader, p } = setup(3n);
-    tail.append(p, [0n, 1n, 2n].map((o) => stored(o)));
+    tail.append(
+      p,
+      [0n, 1n, 2n].map((o) => stored(o)),
+    );
     expect(offsets((await reader.read(p, 1n, 1 << 20, true)).batches)).toEqual([1n, 2n]);
     expect(store.reads).toEqual([]);
   });
 
   it("reads from the store once another broker's append moved the high watermark past the cached run", async () => {
     const { store, tail, reader, p } = setup(3n);
-    tail.append(p, [0n, 1n, 2n].map((o) => stored(o)));
+    tail.append(
+      p,
+      [0n, 1n, 2n].map((o) => stored(o)),
+    );
     p.announced(4n);
     store.end = 4n;
     expect(offsets((await reader.read(p, 2n, 1 << 20, true)).batches)).toEqual([2n, 3n]);
@@ -63,10 +69,17 @@ describe('log reader', () => {
   it('starts the next range behind a read cut short by its byte limit, and the next read takes it', async () => {
     const { store, reader, p } = setup(6n);
     expect(offsets((await reader.read(p, 0n, 140, true)).batches)).toEqual([0n, 1n]);
-    expect(store.reads).toEqual([[0n, 6n], [2n, 6n]]);
+    expect(store.reads).toEqual([
+      [0n, 6n],
+      [2n, 6n],
+    ]);
     expect(offsets((await reader.read(p, 2n, 140, true)).batches)).toEqual([2n, 3n]);
     // The read ahead answered it; this read started the one after.
-    expect(store.reads).toEqual([[0n, 6n], [2n, 6n], [4n, 6n]]);
+    expect(store.reads).toEqual([
+      [0n, 6n],
+      [2n, 6n],
+      [4n, 6n],
+    ]);
   });
 
   it('stops read_committed at the last stable offset, held where the transaction index ends', async () => {

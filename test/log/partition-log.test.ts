@@ -5,7 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { PartitionLog, type PartitionSnapshot } from '../../src/log/partition-log.js';
 
 const snapshot = (highWatermark: bigint, openTxns: [bigint, bigint][] = []): PartitionSnapshot => ({
-  highWatermark, logStartOffset: 0n, leaderEpoch: 0, openTxns: new Map(openTxns), hasAbortedTxns: false,
+  highWatermark,
+  logStartOffset: 0n,
+  leaderEpoch: 0,
+  openTxns: new Map(openTxns),
+  hasAbortedTxns: false,
 });
 
 function loaded(hw: bigint, openTxns: [bigint, bigint][] = []): PartitionLog {

@@ -69,7 +69,11 @@ function writerFor() {
   return { clock, statements, producers, unseen, p, produce };
 }
 
-const errorOf = (promise: Promise<unknown>) => promise.then(() => ErrorCode.NONE, (err: AppendError) => err.errorCode);
+const errorOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => ErrorCode.NONE,
+    (err: AppendError) => err.errorCode,
+  );
 
 describe('partition writer', () => {
   it('answers a retry with its first offset and refuses a gap, without a statement', async () => {

@@ -35,7 +35,12 @@ describe('idempotent producer sequence checks', () => {
     expect(checkSequence(failed, header(0, 6))).toMatchObject({ kind: 'error', errorCode: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER });
     expect(checkSequence(failed, header(0, 4))).toEqual({ kind: 'append' });
     expect(checkSequence(failed, header(1, 0))).toEqual({ kind: 'append' });
-    expect(recordAppend(failed, header(0, 4), 0n, 2000)).toMatchObject({ producerEpoch: 0, lastAppendMs: 2000, coordinatorEpoch: -1, batches: [{ producerEpoch: 0, firstSequence: 4, lastSequence: 4, baseOffset: 0n }] });
+    expect(recordAppend(failed, header(0, 4), 0n, 2000)).toMatchObject({
+      producerEpoch: 0,
+      lastAppendMs: 2000,
+      coordinatorEpoch: -1,
+      batches: [{ producerEpoch: 0, firstSequence: 4, lastSequence: 4, baseOffset: 0n }],
+    });
     expect(recordAppend(failed, header(0, 4), 0n, 2000)).not.toHaveProperty('expectedSequence');
   });
 

@@ -3,8 +3,14 @@ import { loadConfig } from '../../src/config/schema.js';
 import { BrokerConfigs } from '../../src/log/broker-configs.js';
 import { javaDouble } from '../../src/log/config-values.js';
 import {
-  applyIncrementalAlter, describeTopicConfigs, EFFECTIVE_TOPIC_CONFIGS, INERT_TOPIC_CONFIGS, REMOVED_IN_KAFKA_4,
-  resolveTopicConfig, TOPIC_CONFIG_NAMES, validateTopicConfigs,
+  applyIncrementalAlter,
+  describeTopicConfigs,
+  EFFECTIVE_TOPIC_CONFIGS,
+  INERT_TOPIC_CONFIGS,
+  REMOVED_IN_KAFKA_4,
+  resolveTopicConfig,
+  TOPIC_CONFIG_NAMES,
+  validateTopicConfigs,
 } from '../../src/log/topic-configs.js';
 
 const brokerWith = (overrides: Record<string, unknown>) => new BrokerConfigs(loadConfig({}, overrides));
@@ -21,9 +27,19 @@ describe('topic config definitions', () => {
     }
     expect(REMOVED_IN_KAFKA_4).toEqual(['message.format.version', 'message.timestamp.difference.max.ms', 'message.downconversion.enable']);
     expect([...EFFECTIVE_TOPIC_CONFIGS].sort()).toEqual([
-      'cleanup.policy', 'compression.type', 'delete.retention.ms', 'max.compaction.lag.ms', 'max.message.bytes', 'message.timestamp.after.max.ms',
-      'message.timestamp.before.max.ms', 'message.timestamp.difference.max.ms', 'message.timestamp.type', 'min.cleanable.dirty.ratio', 'min.compaction.lag.ms',
-      'retention.bytes', 'retention.ms',
+      'cleanup.policy',
+      'compression.type',
+      'delete.retention.ms',
+      'max.compaction.lag.ms',
+      'max.message.bytes',
+      'message.timestamp.after.max.ms',
+      'message.timestamp.before.max.ms',
+      'message.timestamp.difference.max.ms',
+      'message.timestamp.type',
+      'min.cleanable.dirty.ratio',
+      'min.compaction.lag.ms',
+      'retention.bytes',
+      'retention.ms',
     ]);
     expect(EFFECTIVE_TOPIC_CONFIGS.length + INERT_TOPIC_CONFIGS.size).toBe(TOPIC_CONFIG_NAMES.length);
     for (const reason of INERT_TOPIC_CONFIGS.values()) expect(reason.length).toBeGreaterThan(10);
@@ -37,7 +53,7 @@ describe('topic config definitions', () => {
 describe('validateTopicConfigs', () => {
   const error = (configs: Record<string, string | null>) => validateTopicConfigs(configs, kafkaDefaults);
 
-  it('accepts every config at Kafka\'s own defaults, inert ones included', () => {
+  it("accepts every config at Kafka's own defaults, inert ones included", () => {
     const defaults = Object.fromEntries(describeTopicConfigs({}, kafkaDefaults, all).map((c) => [c.name, c.value!]));
     expect(error(defaults)).toBeNull();
     expect(error({ 'segment.ms': '3600000', 'index.interval.bytes': '8192', preallocate: 'TRUE', 'leader.replication.throttled.replicas': '0:1, 1:2' })).toBeNull();
@@ -51,7 +67,7 @@ describe('validateTopicConfigs', () => {
     expect(error({ 'message.format.version': '3.0-IV9' })?.message).toBe('Invalid value 3.0-IV9 for configuration message.format.version: Version 3.0-IV9 is not a valid version');
   });
 
-  it('words value errors as Kafka\'s ConfigDef does', () => {
+  it("words value errors as Kafka's ConfigDef does", () => {
     expect(error({ 'retention.ms': 'abc' })?.message).toBe('Invalid value abc for configuration retention.ms: Not a number of type LONG');
     expect(error({ 'retention.ms': '-2' })?.message).toBe('Invalid value -2 for configuration retention.ms: Value must be at least -1');
     expect(error({ 'retention.ms': '9223372036854775808' })?.message).toBe('Invalid value 9223372036854775808 for configuration retention.ms: Not a number of type LONG');
@@ -70,7 +86,7 @@ describe('validateTopicConfigs', () => {
     );
   });
 
-  it('checks in Kafka\'s definition order, then the rules across configs', () => {
+  it("checks in Kafka's definition order, then the rules across configs", () => {
     expect(error({ 'retention.ms': 'x', 'segment.bytes': 'y' })?.name).toBe('segment.bytes');
     expect(error({ 'min.compaction.lag.ms': '10', 'max.compaction.lag.ms': '5' })?.message).toBe('conflict topic config setting min.compaction.lag.ms (10) > max.compaction.lag.ms (5)');
     expect(validateTopicConfigs({ 'max.compaction.lag.ms': '5' }, brokerWith({ logCleanerMinCompactionLagMs: 10 }))?.name).toBe('min.compaction.lag.ms');
@@ -81,16 +97,29 @@ describe('validateTopicConfigs', () => {
 });
 
 describe('resolveTopicConfig', () => {
-  it('uses Kafka\'s defaults, then the broker\'s, then the topic\'s', () => {
+  it("uses Kafka's defaults, then the broker's, then the topic's", () => {
     expect(resolveTopicConfig({}, kafkaDefaults)).toEqual({
-      cleanupPolicy: { delete: true, compact: false }, retentionMs: 604800000, retentionBytes: -1, deleteRetentionMs: 86400000, minCleanableDirtyRatio: 0.5,
-      minCompactionLagMs: 0, maxCompactionLagMs: LONG_MAX, maxMessageBytes: 1048588, messageTimestampType: 'CreateTime',
-      messageTimestampBeforeMaxMs: LONG_MAX, messageTimestampAfterMaxMs: 3600000, compressionType: 'producer',
+      cleanupPolicy: { delete: true, compact: false },
+      retentionMs: 604800000,
+      retentionBytes: -1,
+      deleteRetentionMs: 86400000,
+      minCleanableDirtyRatio: 0.5,
+      minCompactionLagMs: 0,
+      maxCompactionLagMs: LONG_MAX,
+      maxMessageBytes: 1048588,
+      messageTimestampType: 'CreateTime',
+      messageTimestampBeforeMaxMs: LONG_MAX,
+      messageTimestampAfterMaxMs: 3600000,
+      compressionType: 'producer',
     });
     const broker = brokerWith({ logRetentionMs: 1000, logCleanupPolicy: 'compact', compressionType: 'zstd', messageMaxBytes: 500 });
     expect(resolveTopicConfig({}, broker)).toMatchObject({ retentionMs: 1000, cleanupPolicy: { delete: false, compact: true }, compressionType: 'zstd', maxMessageBytes: 500 });
-    expect(resolveTopicConfig({ 'retention.ms': ' -1 ', 'cleanup.policy': 'delete, compact', 'min.cleanable.dirty.ratio': '0.1', 'message.timestamp.type': 'LogAppendTime' }, broker))
-      .toMatchObject({ retentionMs: -1, cleanupPolicy: { delete: true, compact: true }, minCleanableDirtyRatio: 0.1, messageTimestampType: 'LogAppendTime' });
+    expect(resolveTopicConfig({ 'retention.ms': ' -1 ', 'cleanup.policy': 'delete, compact', 'min.cleanable.dirty.ratio': '0.1', 'message.timestamp.type': 'LogAppendTime' }, broker)).toMatchObject({
+      retentionMs: -1,
+      cleanupPolicy: { delete: true, compact: true },
+      minCleanableDirtyRatio: 0.1,
+      messageTimestampType: 'LogAppendTime',
+    });
     expect(resolveTopicConfig({ 'cleanup.policy': '' }, broker).cleanupPolicy).toEqual({ delete: false, compact: false });
   });
 
@@ -118,18 +147,29 @@ describe('resolveTopicConfig', () => {
 });
 
 describe('describeTopicConfigs', () => {
-  it('reports every config, sorted, with Kafka\'s sources and types', () => {
+  it("reports every config, sorted, with Kafka's sources and types", () => {
     const described = describeTopicConfigs({}, kafkaDefaults, all);
     // As Kafka 4 lists them: the configs 4.0 removed only when set or named.
     expect(described.map((c) => c.name)).toEqual([...TOPIC_CONFIG_NAMES].filter((n) => !REMOVED_IN_KAFKA_4.includes(n)).sort());
     expect(describeTopicConfigs({ 'message.format.version': '2.8' }, kafkaDefaults, all).map((c) => c.name)).toContain('message.format.version');
     const byName = new Map(described.map((c) => [c.name, c]));
     expect(byName.get('cleanup.policy')).toEqual({
-      name: 'cleanup.policy', value: 'delete', readOnly: false, source: 5, isSensitive: false, configType: 7, documentation: null,
+      name: 'cleanup.policy',
+      value: 'delete',
+      readOnly: false,
+      source: 5,
+      isSensitive: false,
+      configType: 7,
+      documentation: null,
       synonyms: [{ name: 'log.cleanup.policy', value: 'delete', source: 5 }],
     });
     // log.retention.ms has no default of its own in Kafka (log.retention.hours has), so Kafka lists no synonym.
-    expect(describeTopicConfigs({}, kafkaDefaults, { ...all, names: ['message.format.version'] })[0]).toMatchObject({ value: '3.0-IV1', source: 5, synonyms: [{ name: 'log.message.format.version', value: '3.0-IV1', source: 5 }], configType: 2 });
+    expect(describeTopicConfigs({}, kafkaDefaults, { ...all, names: ['message.format.version'] })[0]).toMatchObject({
+      value: '3.0-IV1',
+      source: 5,
+      synonyms: [{ name: 'log.message.format.version', value: '3.0-IV1', source: 5 }],
+      configType: 2,
+    });
     expect(byName.get('retention.ms')).toMatchObject({ value: '604800000', source: 5, synonyms: [], configType: 5 });
     expect(byName.get('max.message.bytes')).toMatchObject({ value: '1048588', synonyms: [{ name: 'message.max.bytes', value: '1048588', source: 5 }], configType: 3 });
     expect(byName.get('remote.storage.enable')).toMatchObject({ value: 'false', source: 5, synonyms: [], configType: 1 });
@@ -137,14 +177,26 @@ describe('describeTopicConfigs', () => {
     expect(byName.get('leader.replication.throttled.replicas')).toMatchObject({ value: '', configType: 7 });
   });
 
-  it('lists the topic synonym, then the operator\'s broker default, then Kafka\'s', () => {
+  it("lists the topic synonym, then the operator's broker default, then Kafka's", () => {
     const broker = brokerWith({ logCleanupPolicy: 'compact', logRetentionMs: 1000 });
     const [policy, retention] = describeTopicConfigs({ 'cleanup.policy': 'delete , compact' }, broker, { ...all, names: ['cleanup.policy', 'retention.ms', 'no.such'] });
     expect(policy).toMatchObject({
-      value: 'delete,compact', source: 1,
-      synonyms: [{ name: 'cleanup.policy', value: 'delete,compact', source: 1 }, { name: 'log.cleanup.policy', value: 'compact', source: 4 }, { name: 'log.cleanup.policy', value: 'delete', source: 5 }],
+      value: 'delete,compact',
+      source: 1,
+      synonyms: [
+        { name: 'cleanup.policy', value: 'delete,compact', source: 1 },
+        { name: 'log.cleanup.policy', value: 'compact', source: 4 },
+        { name: 'log.cleanup.policy', value: 'delete', source: 5 },
+      ],
     });
-    expect(retention).toMatchObject({ value: '1000', source: 4, synonyms: [{ name: 'log.retention.ms', value: '1000', source: 4 }, { name: 'log.retention.hours', value: '168', source: 5 }] });
+    expect(retention).toMatchObject({
+      value: '1000',
+      source: 4,
+      synonyms: [
+        { name: 'log.retention.ms', value: '1000', source: 4 },
+        { name: 'log.retention.hours', value: '168', source: 5 },
+      ],
+    });
   });
 
   it('lists dynamic broker values above the static ones', () => {
@@ -152,10 +204,23 @@ describe('describeTopicConfigs', () => {
     broker.setDynamic({ 'log.cleanup.policy': 'delete, compact', 'message.max.bytes': '100' }, { 'message.max.bytes': '200' });
     const [policy, maxBytes] = describeTopicConfigs({}, broker, { ...all, names: ['cleanup.policy', 'max.message.bytes'] });
     expect(policy).toMatchObject({
-      value: 'delete,compact', source: 3,
-      synonyms: [{ name: 'log.cleanup.policy', value: 'delete, compact', source: 3 }, { name: 'log.cleanup.policy', value: 'compact', source: 4 }, { name: 'log.cleanup.policy', value: 'delete', source: 5 }],
+      value: 'delete,compact',
+      source: 3,
+      synonyms: [
+        { name: 'log.cleanup.policy', value: 'delete, compact', source: 3 },
+        { name: 'log.cleanup.policy', value: 'compact', source: 4 },
+        { name: 'log.cleanup.policy', value: 'delete', source: 5 },
+      ],
     });
-    expect(maxBytes).toMatchObject({ value: '200', source: 2, synonyms: [{ name: 'message.max.bytes', value: '200', source: 2 }, { name: 'message.max.bytes', value: '100', source: 3 }, { name: 'message.max.bytes', value: '1048588', source: 5 }] });
+    expect(maxBytes).toMatchObject({
+      value: '200',
+      source: 2,
+      synonyms: [
+        { name: 'message.max.bytes', value: '200', source: 2 },
+        { name: 'message.max.bytes', value: '100', source: 3 },
+        { name: 'message.max.bytes', value: '1048588', source: 5 },
+      ],
+    });
     expect(resolveTopicConfig({}, broker)).toMatchObject({ maxMessageBytes: 200, cleanupPolicy: { delete: true, compact: true } });
   });
 
@@ -170,7 +235,11 @@ describe('describeTopicConfigs', () => {
 
 describe('applyIncrementalAlter', () => {
   const apply = (current: Record<string, string>, ...ops: [string, number, string | null][]) =>
-    applyIncrementalAlter(current, ops.map(([name, configOperation, value]) => ({ name, configOperation, value })), kafkaDefaults);
+    applyIncrementalAlter(
+      current,
+      ops.map(([name, configOperation, value]) => ({ name, configOperation, value })),
+      kafkaDefaults,
+    );
 
   it('sets, deletes, appends and subtracts', () => {
     expect(apply({ 'retention.ms': '1' }, ['segment.ms', 0, '5'], ['retention.ms', 1, null])).toEqual({ configs: { 'segment.ms': '5' } });
@@ -188,12 +257,22 @@ describe('applyIncrementalAlter', () => {
 });
 
 describe('BrokerConfigs.describe', () => {
-  it('reports the broker options as static configs, Kafka\'s defaults as defaults, and only the topic defaults as writable', () => {
-    const described = brokerWith({ logRetentionMs: 1000, numPartitions: 3 }).describe('1', { names: ['log.retention.ms', 'num.partitions', 'log.cleanup.policy', 'log.cleaner.min.cleanable.ratio'], includeSynonyms: true, includeDocumentation: false });
+  it("reports the broker options as static configs, Kafka's defaults as defaults, and only the topic defaults as writable", () => {
+    const described = brokerWith({ logRetentionMs: 1000, numPartitions: 3 }).describe('1', {
+      names: ['log.retention.ms', 'num.partitions', 'log.cleanup.policy', 'log.cleaner.min.cleanable.ratio'],
+      includeSynonyms: true,
+      includeDocumentation: false,
+    });
     expect(described.map((c) => [c.name, c.value, c.source, c.readOnly])).toEqual([
-      ['log.cleaner.min.cleanable.ratio', '0.5', 5, false], ['log.cleanup.policy', 'delete', 5, false], ['log.retention.ms', '1000', 4, false], ['num.partitions', '3', 4, true],
+      ['log.cleaner.min.cleanable.ratio', '0.5', 5, false],
+      ['log.cleanup.policy', 'delete', 5, false],
+      ['log.retention.ms', '1000', 4, false],
+      ['num.partitions', '3', 4, true],
     ]);
-    expect(described[2]!.synonyms).toEqual([{ name: 'log.retention.ms', value: '1000', source: 4 }, { name: 'log.retention.hours', value: '168', source: 5 }]);
+    expect(described[2]!.synonyms).toEqual([
+      { name: 'log.retention.ms', value: '1000', source: 4 },
+      { name: 'log.retention.hours', value: '168', source: 5 },
+    ]);
   });
 
   it('normalises the broker cleanup policy and refuses a bad one at start-up', () => {

@@ -168,17 +168,7 @@ describe('describeLag', () => {
   });
 
   it('formats lag time for people', () => {
-    expect([null, 0, 999, 12_345, 59_999, 60_000, 252_000, 7_380_000, 277_200_000].map(formatLagTime)).toEqual([
-      '-',
-      '0s',
-      '0.9s',
-      '12.3s',
-      '59.9s',
-      '1m0s',
-      '4m12s',
-      '2h3m',
-      '3d5h',
-    ]);
+    expect([null, 0, 999, 12_345, 59_999, 60_000, 252_000, 7_380_000, 277_200_000].map(formatLagTime)).toEqual(['-', '0s', '0.9s', '12.3s', '59.9s', '1m0s', '4m12s', '2h3m', '3d5h']);
   });
 });
 

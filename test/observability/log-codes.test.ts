@@ -25,9 +25,7 @@ const written = new Set([...text.matchAll(/PGKAFKA_[A-Z0-9_]+/g)].map((m) => m[0
 const referenced = new Set([...text.matchAll(/LogCode\.([A-Z0-9_]+)/g)].map((m) => `PGKAFKA_${m[1]}`));
 
 /** Code → level, from the tables of docs/log-codes.md. */
-const documented = new Map(
-  [...readFileSync(join(ROOT, 'docs', 'log-codes.md'), 'utf8').matchAll(/^\| `(PGKAFKA_[A-Z0-9_]+)` \| (\w+) \|/gm)].map((m) => [m[1]!, m[2]!]),
-);
+const documented = new Map([...readFileSync(join(ROOT, 'docs', 'log-codes.md'), 'utf8').matchAll(/^\| `(PGKAFKA_[A-Z0-9_]+)` \| (\w+) \|/gm)].map((m) => [m[1]!, m[2]!]));
 
 describe('log codes', () => {
   it('every code written in src/ is in the registry', () => {

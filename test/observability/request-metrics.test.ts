@@ -54,9 +54,16 @@ describe('request and commit histograms', () => {
     }
     // A long poll on an empty partition: answered empty after its wait, which the Fetch histogram includes.
     const fetched = await client.request(FetchApi, 11, {
-      replicaId: -1, maxWaitMs: 300, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+      replicaId: -1,
+      maxWaitMs: 300,
+      minBytes: 1,
+      maxBytes: 1 << 20,
+      isolationLevel: 0,
+      sessionId: 0,
+      sessionEpoch: -1,
       topics: [{ topic: 'metrics-empty', partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
-      forgottenTopicsData: [], rackId: '',
+      forgottenTopicsData: [],
+      rackId: '',
     });
     expect(fetched.responses[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE);
 

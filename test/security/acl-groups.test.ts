@@ -73,22 +73,35 @@ async function acl(user: User, resourceType: number, resourceName: string, opera
 }
 
 const committed = async (groupId: string) =>
-  (await broker.query<{ topic: string; partition: number; committed_offset: string }>('SELECT topic, partition, committed_offset::text FROM committed_offsets WHERE group_id = $1 ORDER BY topic, partition', [groupId])).map(
-    (r) => `${r.topic}/${r.partition}@${r.committed_offset}`,
-  );
+  (
+    await broker.query<{ topic: string; partition: number; committed_offset: string }>(
+      'SELECT topic, partition, committed_offset::text FROM committed_offsets WHERE group_id = $1 ORDER BY topic, partition',
+      [groupId],
+    )
+  ).map((r) => `${r.topic}/${r.partition}@${r.committed_offset}`);
 
 /** OffsetCommit v8 from outside group management; returns the error of each partition as topic/partition:code. */
 async function commit(user: User, groupId: string, offsets: Record<string, number[]>, offset = 5n) {
   const res = await clients[user].request(OffsetCommitApi, 8, {
-    groupId, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null,
-    topics: Object.entries(offsets).map(([name, partitions]) => ({ name, partitions: partitions.map((partitionIndex) => ({ partitionIndex, committedOffset: offset, committedLeaderEpoch: -1, committedMetadata: null })) })),
+    groupId,
+    generationIdOrMemberEpoch: -1,
+    memberId: '',
+    groupInstanceId: null,
+    topics: Object.entries(offsets).map(([name, partitions]) => ({
+      name,
+      partitions: partitions.map((partitionIndex) => ({ partitionIndex, committedOffset: offset, committedLeaderEpoch: -1, committedMetadata: null })),
+    })),
   });
   return res.topics.flatMap((t) => t.partitions.map((p) => `${t.name}/${p.partitionIndex}:${p.errorCode}`));
 }
 
 const join = (user: User, groupId: string, memberId = '') =>
   clients[user].request(JoinGroupApi, 7, {
-    groupId, sessionTimeoutMs: 10_000, rebalanceTimeoutMs: 10_000, memberId, protocolType: 'consumer',
+    groupId,
+    sessionTimeoutMs: 10_000,
+    rebalanceTimeoutMs: 10_000,
+    memberId,
+    protocolType: 'consumer',
     protocols: [{ name: 'range', metadata: subscription(['orders']) }],
   });
 
@@ -124,27 +137,50 @@ describe('OffsetCommit and OffsetFetch', () => {
   it('OffsetCommit v10 checks topics named by id too', async () => {
     const ids = Object.fromEntries((await broker.query<{ name: string; topic_id: string }>('SELECT name, topic_id::text FROM topics')).map((r) => [r.name, r.topic_id]));
     const res = await clients.bob.request(OffsetCommitApi, 10, {
-      groupId: 'g-commit', generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null,
+      groupId: 'g-commit',
+      generationIdOrMemberEpoch: -1,
+      memberId: '',
+      groupInstanceId: null,
       topics: ['orders', 'secret'].map((name) => ({ topicId: ids[name]!, partitions: [{ partitionIndex: 0, committedOffset: 7n, committedLeaderEpoch: -1, committedMetadata: null }] })),
     });
-    expect(res.topics.map((t) => [t.topicId, t.partitions[0]!.errorCode])).toEqual([[ids.orders, 0], [ids.secret, ErrorCode.TOPIC_AUTHORIZATION_FAILED]]);
+    expect(res.topics.map((t) => [t.topicId, t.partitions[0]!.errorCode])).toEqual([
+      [ids.orders, 0],
+      [ids.secret, ErrorCode.TOPIC_AUTHORIZATION_FAILED],
+    ]);
     expect(await committed('g-commit')).toEqual(['orders/0@7', 'orders/1@5']);
   });
 
   it('OffsetFetch without DESCRIBE on the group: per partition in v1, the request error in v2-7, the group error in v8', async () => {
     const v1 = await clients.carol.request(OffsetFetchApi, 1, { groupId: 'g-commit', topics: [{ name: 'orders', partitionIndexes: [0, 1] }] });
-    expect(v1.topics.flatMap((t) => t.partitions.map((p) => [p.partitionIndex, p.committedOffset, p.errorCode]))).toEqual([[0, -1n, 30], [1, -1n, 30]]);
+    expect(v1.topics.flatMap((t) => t.partitions.map((p) => [p.partitionIndex, p.committedOffset, p.errorCode]))).toEqual([
+      [0, -1n, 30],
+      [1, -1n, 30],
+    ]);
     const v5 = await clients.carol.request(OffsetFetchApi, 5, { groupId: 'g-commit', topics: [{ name: 'orders', partitionIndexes: [0] }] });
     expect(v5).toMatchObject({ errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, topics: [] });
     const v7all = await clients.carol.request(OffsetFetchApi, 7, { groupId: 'g-commit', topics: null });
     expect(v7all).toMatchObject({ errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, topics: [] });
-    const v8 = await clients.bob.request(OffsetFetchApi, 8, { groups: [{ groupId: 'g-commit', topics: null }, { groupId: 'g-hidden', topics: null }] });
-    expect(v8.groups.map((g) => [g.groupId, g.errorCode])).toEqual([['g-commit', 0], ['g-hidden', ErrorCode.GROUP_AUTHORIZATION_FAILED]]);
+    const v8 = await clients.bob.request(OffsetFetchApi, 8, {
+      groups: [
+        { groupId: 'g-commit', topics: null },
+        { groupId: 'g-hidden', topics: null },
+      ],
+    });
+    expect(v8.groups.map((g) => [g.groupId, g.errorCode])).toEqual([
+      ['g-commit', 0],
+      ['g-hidden', ErrorCode.GROUP_AUTHORIZATION_FAILED],
+    ]);
   });
 
   it('OffsetFetch answers TOPIC_AUTHORIZATION_FAILED for asked topics it may not DESCRIBE, and leaves them out of "all topics"', async () => {
     expect(await commit('admin', 'g-commit', { secret: [0] }, 9n)).toEqual(['secret/0:0']);
-    const asked = await clients.bob.request(OffsetFetchApi, 5, { groupId: 'g-commit', topics: [{ name: 'secret', partitionIndexes: [0] }, { name: 'orders', partitionIndexes: [0] }] });
+    const asked = await clients.bob.request(OffsetFetchApi, 5, {
+      groupId: 'g-commit',
+      topics: [
+        { name: 'secret', partitionIndexes: [0] },
+        { name: 'orders', partitionIndexes: [0] },
+      ],
+    });
     expect(asked.errorCode).toBe(0);
     expect(asked.topics.map((t) => [t.name, t.partitions.map((p) => [p.partitionIndex, p.committedOffset, p.errorCode])])).toEqual([
       ['orders', [[0, 7n, 0]]],
@@ -166,7 +202,10 @@ describe('FindCoordinator', () => {
     const allowed = await clients.bob.request(FindCoordinatorApi, 3, { key: 'g-commit', keyType: 0 });
     expect(allowed).toMatchObject({ errorCode: 0, port: broker.ports.SASL_PLAINTEXT });
     const batched = await clients.bob.request(FindCoordinatorApi, 4, { keyType: 0, coordinatorKeys: ['g-commit', 'g-hidden'] });
-    expect(batched.coordinators.map((c) => [c.key, c.errorCode, c.nodeId])).toEqual([['g-commit', 0, 1], ['g-hidden', ErrorCode.GROUP_AUTHORIZATION_FAILED, -1]]);
+    expect(batched.coordinators.map((c) => [c.key, c.errorCode, c.nodeId])).toEqual([
+      ['g-commit', 0, 1],
+      ['g-hidden', ErrorCode.GROUP_AUTHORIZATION_FAILED, -1],
+    ]);
     const txn = await clients.bob.request(FindCoordinatorApi, 4, { keyType: 1, coordinatorKeys: ['tx-find'] });
     expect(txn.coordinators[0]!.errorCode).toBe(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
     const txnV1 = await clients.bob.request(FindCoordinatorApi, 1, { key: 'tx-find', keyType: 1 });
@@ -234,21 +273,33 @@ describe('DeleteGroups and OffsetDelete', () => {
     for (const g of ['g-del-yes', 'g-del-no']) expect(await commit('admin', g, { orders: [0] })).toEqual(['orders/0:0']);
     await acl('bob', ResourceType.GROUP, 'g-del-yes', Op.DELETE);
     const res = await clients.bob.request(DeleteGroupsApi, 2, { groupsNames: ['g-del-no', 'g-del-yes'] });
-    expect(res.results.map((r) => [r.groupId, r.errorCode])).toEqual([['g-del-yes', 0], ['g-del-no', ErrorCode.GROUP_AUTHORIZATION_FAILED]]);
+    expect(res.results.map((r) => [r.groupId, r.errorCode])).toEqual([
+      ['g-del-yes', 0],
+      ['g-del-no', ErrorCode.GROUP_AUTHORIZATION_FAILED],
+    ]);
     expect(await committed('g-del-yes')).toEqual([]);
     expect(await committed('g-del-no')).toEqual(['orders/0@5']);
   });
 
   it('OffsetDelete needs DELETE on the group, and READ on each topic', async () => {
     expect(await commit('admin', 'g-odel', { orders: [0, 1], secret: [0] })).toEqual(['orders/0:0', 'orders/1:0', 'secret/0:0']);
-    const request = { groupId: 'g-odel', topics: [{ name: 'orders', partitions: [{ partitionIndex: 0 }] }, { name: 'secret', partitions: [{ partitionIndex: 0 }] }] };
+    const request = {
+      groupId: 'g-odel',
+      topics: [
+        { name: 'orders', partitions: [{ partitionIndex: 0 }] },
+        { name: 'secret', partitions: [{ partitionIndex: 0 }] },
+      ],
+    };
     const refused = await clients.bob.request(OffsetDeleteApi, 0, request);
     expect(refused).toMatchObject({ errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, topics: [] });
     expect(await committed('g-odel')).toEqual(['orders/0@5', 'orders/1@5', 'secret/0@5']);
     await acl('bob', ResourceType.GROUP, 'g-odel', Op.DELETE);
     const res = await clients.bob.request(OffsetDeleteApi, 0, request);
     expect(res.errorCode).toBe(0);
-    expect(res.topics.map((t) => [t.name, t.partitions[0]!.errorCode])).toEqual([['orders', 0], ['secret', ErrorCode.TOPIC_AUTHORIZATION_FAILED]]);
+    expect(res.topics.map((t) => [t.name, t.partitions[0]!.errorCode])).toEqual([
+      ['orders', 0],
+      ['secret', ErrorCode.TOPIC_AUTHORIZATION_FAILED],
+    ]);
     expect(await committed('g-odel')).toEqual(['orders/1@5', 'secret/0@5']);
   });
 });
@@ -289,7 +340,9 @@ describe('transactions', () => {
 
   const addPartitions = async (user: User, topics: Record<string, number[]>) => {
     const res = await clients[user].request(AddPartitionsToTxnApi, 3, {
-      v3AndBelowTransactionalId: TXN, v3AndBelowProducerId: producer.producerId, v3AndBelowProducerEpoch: producer.producerEpoch,
+      v3AndBelowTransactionalId: TXN,
+      v3AndBelowProducerId: producer.producerId,
+      v3AndBelowProducerEpoch: producer.producerEpoch,
       v3AndBelowTopics: Object.entries(topics).map(([name, partitions]) => ({ name, partitions })),
     });
     return res.resultsByTopicV3AndBelow.flatMap((t) => t.resultsByPartition.map((p) => `${t.name}/${p.partitionIndex}:${p.partitionErrorCode}`));
@@ -297,8 +350,17 @@ describe('transactions', () => {
   const describeTxn = async (user: User) => (await clients[user].request(DescribeTransactionsApi, 0, { transactionalIds: [TXN] })).transactionStates[0]!;
   const txnOffsetCommit = async (user: User, groupId: string, topics: Record<string, number[]>) => {
     const res = await clients[user].request(TxnOffsetCommitApi, 3, {
-      transactionalId: TXN, groupId, producerId: producer.producerId, producerEpoch: producer.producerEpoch, generationId: -1, memberId: '', groupInstanceId: null,
-      topics: Object.entries(topics).map(([name, partitions]) => ({ name, partitions: partitions.map((partitionIndex) => ({ partitionIndex, committedOffset: 11n, committedLeaderEpoch: -1, committedMetadata: null })) })),
+      transactionalId: TXN,
+      groupId,
+      producerId: producer.producerId,
+      producerEpoch: producer.producerEpoch,
+      generationId: -1,
+      memberId: '',
+      groupInstanceId: null,
+      topics: Object.entries(topics).map(([name, partitions]) => ({
+        name,
+        partitions: partitions.map((partitionIndex) => ({ partitionIndex, committedOffset: 11n, committedLeaderEpoch: -1, committedMetadata: null })),
+      })),
     });
     return res.topics.flatMap((t) => t.partitions.map((p) => `${t.name}/${p.partitionIndex}:${p.errorCode}`));
   };
@@ -329,7 +391,9 @@ describe('transactions', () => {
   });
 
   it('AddPartitionsToTxn v4+ is for brokers: CLUSTER_ACTION on the cluster', async () => {
-    const request = { transactions: [{ transactionalId: TXN, producerId: producer.producerId, producerEpoch: producer.producerEpoch, verifyOnly: true, topics: [{ name: 'orders', partitions: [0] }] }] };
+    const request = {
+      transactions: [{ transactionalId: TXN, producerId: producer.producerId, producerEpoch: producer.producerEpoch, verifyOnly: true, topics: [{ name: 'orders', partitions: [0] }] }],
+    };
     const refused = await clients.writer.request(AddPartitionsToTxnApi, 4, request);
     expect(refused).toMatchObject({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, resultsByTransaction: [] });
     const asAdmin = await clients.admin.request(AddPartitionsToTxnApi, 4, request);
@@ -347,7 +411,8 @@ describe('transactions', () => {
   });
 
   it('ListTransactions lists only the transactional ids it may DESCRIBE', async () => {
-    const list = async (user: User) => (await clients[user].request(ListTransactionsApi, 1, { stateFilters: [], producerIdFilters: [], durationFilter: -1n })).transactionStates.map((t) => t.transactionalId).sort();
+    const list = async (user: User) =>
+      (await clients[user].request(ListTransactionsApi, 1, { stateFilters: [], producerIdFilters: [], durationFilter: -1n })).transactionStates.map((t) => t.transactionalId).sort();
     expect(await list('admin')).toEqual(['tx-bob', TXN]);
     expect(await list('carol')).toEqual([TXN]);
     expect(await list('dave')).toEqual([]);
@@ -385,8 +450,16 @@ describe('transactions', () => {
 
 describe('DescribeProducers', () => {
   it('needs READ on the topic', async () => {
-    const res = await clients.bob.request(DescribeProducersApi, 0, { topics: [{ name: 'secret', partitionIndexes: [0] }, { name: 'orders', partitionIndexes: [0, 1] }] });
-    expect(res.topics.map((t) => [t.name, t.partitions.map((p) => p.errorCode)])).toEqual([['secret', [ErrorCode.TOPIC_AUTHORIZATION_FAILED]], ['orders', [0, 0]]]);
+    const res = await clients.bob.request(DescribeProducersApi, 0, {
+      topics: [
+        { name: 'secret', partitionIndexes: [0] },
+        { name: 'orders', partitionIndexes: [0, 1] },
+      ],
+    });
+    expect(res.topics.map((t) => [t.name, t.partitions.map((p) => p.errorCode)])).toEqual([
+      ['secret', [ErrorCode.TOPIC_AUTHORIZATION_FAILED]],
+      ['orders', [0, 0]],
+    ]);
     expect(res.topics[0]!.partitions[0]!.errorMessage).toBe('Topic authorization failed.');
   });
 });

@@ -1,18 +1,7 @@
 // Kafka's authorizer decisions and filter matching, on the in-memory index
 // alone (no broker): the rules CreateAcls users rely on.
 import { describe, expect, it } from 'vitest';
-import {
-  AclIndex,
-  AclOperation as Op,
-  AclPermission,
-  PatternType,
-  ResourceType,
-  bindingError,
-  filterMatches,
-  parseSuperUsers,
-  type AclBinding,
-  type AclFilter,
-} from '../../src/security/acl.js';
+import { AclIndex, AclOperation as Op, AclPermission, PatternType, ResourceType, bindingError, filterMatches, parseSuperUsers, type AclBinding, type AclFilter } from '../../src/security/acl.js';
 
 const acl = (over: Partial<AclBinding>): AclBinding => ({
   resourceType: ResourceType.TOPIC,

@@ -33,7 +33,15 @@ let admin: RawClient;
 let alice: RawClient;
 let bob: RawClient;
 
-const ANY_FILTER = { resourceTypeFilter: ResourceType.ANY, resourceNameFilter: null, patternTypeFilter: PatternType.ANY, principalFilter: null, hostFilter: null, operation: Op.ANY, permissionType: AclPermission.ANY };
+const ANY_FILTER = {
+  resourceTypeFilter: ResourceType.ANY,
+  resourceNameFilter: null,
+  patternTypeFilter: PatternType.ANY,
+  principalFilter: null,
+  hostFilter: null,
+  operation: Op.ANY,
+  permissionType: AclPermission.ANY,
+};
 
 function allow(principal: string, resourceType: number, resourceName: string, operation: number, patternType: number = PatternType.LITERAL, host = '*') {
   return { resourceType, resourceName, resourcePatternType: patternType, principal, host, operation, permissionType: AclPermission.ALLOW as number };
@@ -44,8 +52,7 @@ async function createAcls(...creations: ReturnType<typeof allow>[]) {
   expect(res.results.map((r) => r.errorCode)).toEqual(creations.map(() => ErrorCode.NONE));
 }
 
-const batch = (...values: string[]) =>
-  buildBatch({ baseTimestamp: 1_700_000_000_000n, records: values.map((v, i) => ({ offsetDelta: i, key: null, value: Buffer.from(v) })) });
+const batch = (...values: string[]) => buildBatch({ baseTimestamp: 1_700_000_000_000n, records: values.map((v, i) => ({ offsetDelta: i, key: null, value: Buffer.from(v) })) });
 
 async function produce(client: RawClient, topic: string, ...values: string[]) {
   const res = await client.request(ProduceApi, 9, { acks: -1, timeoutMs: 1000, transactionalId: null, topicData: [{ name: topic, partitionData: [{ index: 0, records: batch(...values) }] }] });
@@ -54,9 +61,16 @@ async function produce(client: RawClient, topic: string, ...values: string[]) {
 
 async function fetchCode(client: RawClient, topic: string) {
   const res = await client.request(FetchApi, 11, {
-    replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+    replicaId: -1,
+    maxWaitMs: 0,
+    minBytes: 1,
+    maxBytes: 1 << 20,
+    isolationLevel: 0,
+    sessionId: 0,
+    sessionEpoch: -1,
     topics: [{ topic, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
-    forgottenTopicsData: [], rackId: '',
+    forgottenTopicsData: [],
+    rackId: '',
   });
   return res.responses[0]!.partitions[0]!;
 }
@@ -70,7 +84,12 @@ async function createTopic(client: RawClient, name: string) {
 
 beforeAll(async () => {
   broker = await startTestBroker({ listeners: LISTENERS, authorizerEnabled: true, superUsers: 'User:admin', autoCreateTopicsEnable: true });
-  for (const [user, password] of [['admin', 'admin-secret'], ['alice', 'alice-secret'], ['bob', 'bob-secret']]) await addUser(broker, user!, password!);
+  for (const [user, password] of [
+    ['admin', 'admin-secret'],
+    ['alice', 'alice-secret'],
+    ['bob', 'bob-secret'],
+  ])
+    await addUser(broker, user!, password!);
   admin = await connectAs(broker, 'admin', 'admin-secret');
   alice = await connectAs(broker, 'alice', 'alice-secret');
   bob = await connectAs(broker, 'bob', 'bob-secret');
@@ -109,13 +128,19 @@ describe('ACL APIs', () => {
     expect(res.results[2]!.errorMessage).toMatch(/kafka-cluster/);
     // As on Kafka (differential/security.test.ts): a filter-only value (ANY) fails the whole request.
     const anyOp = await admin.request(CreateAclsApi, 1, { creations: [allow('User:carol', ResourceType.TOPIC, 'audit-2', Op.READ), allow('User:carol', ResourceType.TOPIC, 'audit', Op.ANY)] });
-    expect(anyOp.results).toEqual([{ errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: null }, { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: null }]);
+    expect(anyOp.results).toEqual([
+      { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: null },
+      { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: null },
+    ]);
 
     const carol = { ...ANY_FILTER, principalFilter: 'User:carol' };
     const all = await admin.request(DescribeAclsApi, 3, carol);
     expect(all.errorCode).toBe(ErrorCode.NONE);
     expect(all.resources.map((r) => [r.resourceName, r.patternType, r.acls.map((a) => a.operation)])).toEqual(
-      expect.arrayContaining([['audit', PatternType.LITERAL, [Op.READ]], ['aud', PatternType.PREFIXED, [Op.DESCRIBE]]]),
+      expect.arrayContaining([
+        ['audit', PatternType.LITERAL, [Op.READ]],
+        ['aud', PatternType.PREFIXED, [Op.DESCRIBE]],
+      ]),
     );
     expect(all.resources).toHaveLength(2);
     const match = await admin.request(DescribeAclsApi, 3, { ...carol, resourceTypeFilter: ResourceType.TOPIC, resourceNameFilter: 'audit-log', patternTypeFilter: PatternType.MATCH });
@@ -124,7 +149,12 @@ describe('ACL APIs', () => {
     const other = await connectAs(broker, 'admin', 'admin-secret');
     await expect(other.request(DescribeAclsApi, 3, { ...carol, operation: 0 })).rejects.toThrow(/connection closed/);
 
-    const deleted = await admin.request(DeleteAclsApi, 3, { filters: [{ ...carol, patternTypeFilter: PatternType.PREFIXED }, { ...carol, operation: Op.READ }] });
+    const deleted = await admin.request(DeleteAclsApi, 3, {
+      filters: [
+        { ...carol, patternTypeFilter: PatternType.PREFIXED },
+        { ...carol, operation: Op.READ },
+      ],
+    });
     expect(deleted.filterResults.map((f) => f.matchingAcls.map((a) => a.resourceName))).toEqual([['aud'], ['audit']]);
     expect((await admin.request(DescribeAclsApi, 3, carol)).resources).toEqual([]);
   });
@@ -153,7 +183,11 @@ describe('topic authorization', () => {
 
   it('refuses Fetch and ListOffsets without READ / DESCRIBE', async () => {
     expect((await fetchCode(bob, 'orders')).errorCode).toBe(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
-    const offsets = await bob.request(ListOffsetsApi, 7, { replicaId: -1, isolationLevel: 0, topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }] });
+    const offsets = await bob.request(ListOffsetsApi, 7, {
+      replicaId: -1,
+      isolationLevel: 0,
+      topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }],
+    });
     expect(offsets.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
     await createAcls(allow('User:bob', ResourceType.TOPIC, 'orders', Op.READ));
     const fetched = await fetchCode(bob, 'orders');
@@ -196,11 +230,19 @@ describe('topic authorization', () => {
       const all = await carol.request(MetadataApi, 12, { topics: null, allowAutoTopicCreation: false, includeTopicAuthorizedOperations: true });
       expect(all.topics.map((t) => t.name)).toEqual(['orders']);
       expect(all.topics[0]!.topicAuthorizedOperations).toBe((1 << Op.READ) | (1 << Op.DESCRIBE));
-      const named = await carol.request(MetadataApi, 12, { topics: [{ name: 'payments', topicId: '00000000-0000-0000-0000-000000000000' }], allowAutoTopicCreation: true, includeTopicAuthorizedOperations: false });
+      const named = await carol.request(MetadataApi, 12, {
+        topics: [{ name: 'payments', topicId: '00000000-0000-0000-0000-000000000000' }],
+        allowAutoTopicCreation: true,
+        includeTopicAuthorizedOperations: false,
+      });
       expect(named.topics[0]!.errorCode).toBe(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
       // DESCRIBE without CREATE: an unknown topic is not auto-created.
       await createAcls(allow('User:carol', ResourceType.TOPIC, 'fresh', Op.DESCRIBE));
-      const fresh = await carol.request(MetadataApi, 12, { topics: [{ name: 'fresh', topicId: '00000000-0000-0000-0000-000000000000' }], allowAutoTopicCreation: true, includeTopicAuthorizedOperations: false });
+      const fresh = await carol.request(MetadataApi, 12, {
+        topics: [{ name: 'fresh', topicId: '00000000-0000-0000-0000-000000000000' }],
+        allowAutoTopicCreation: true,
+        includeTopicAuthorizedOperations: false,
+      });
       expect(fresh.topics[0]!.errorCode).toBe(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
       expect(await broker.query("SELECT 1 FROM topics WHERE name = 'fresh'")).toHaveLength(0);
     } finally {
@@ -235,18 +277,27 @@ describe('admin authorization', () => {
 
   it('configs need DESCRIBE_CONFIGS / ALTER_CONFIGS on the topic or the cluster; log dirs DESCRIBE on the cluster', async () => {
     const described = await bob.request(DescribeConfigsApi, 4, {
-      resources: [{ resourceType: 2, resourceName: 'secret', configurationKeys: null }, { resourceType: 4, resourceName: '1', configurationKeys: null }],
-      includeSynonyms: false, includeDocumentation: false,
+      resources: [
+        { resourceType: 2, resourceName: 'secret', configurationKeys: null },
+        { resourceType: 4, resourceName: '1', configurationKeys: null },
+      ],
+      includeSynonyms: false,
+      includeDocumentation: false,
     });
     expect(described.results.map((r) => r.errorCode)).toEqual([ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED]);
     const altered = await bob.request(IncrementalAlterConfigsApi, 1, {
-      resources: [{ resourceType: 2, resourceName: 'secret', configs: [{ name: 'retention.ms', configOperation: 0, value: '1000' }] }], validateOnly: false,
+      resources: [{ resourceType: 2, resourceName: 'secret', configs: [{ name: 'retention.ms', configOperation: 0, value: '1000' }] }],
+      validateOnly: false,
     });
     expect(altered.responses[0]!.errorCode).toBe(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
     expect(await broker.query("SELECT 1 FROM topics WHERE name = 'secret' AND configs ? 'retention.ms'")).toHaveLength(0);
     expect((await bob.request(DescribeLogDirsApi, 4, { topics: null })).errorCode).toBe(ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
     await createAcls(allow('User:bob', ResourceType.TOPIC, 'secret', Op.ALTER_CONFIGS));
-    const allowed = await bob.request(DescribeConfigsApi, 4, { resources: [{ resourceType: 2, resourceName: 'secret', configurationKeys: ['retention.ms'] }], includeSynonyms: false, includeDocumentation: false });
+    const allowed = await bob.request(DescribeConfigsApi, 4, {
+      resources: [{ resourceType: 2, resourceName: 'secret', configurationKeys: ['retention.ms'] }],
+      includeSynonyms: false,
+      includeDocumentation: false,
+    });
     expect(allowed.results[0]!.errorCode).toBe(ErrorCode.NONE);
   });
 });

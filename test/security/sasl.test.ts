@@ -60,7 +60,11 @@ describe('SASL listener', () => {
   });
 
   it('authenticates SCRAM-SHA-256 and SCRAM-SHA-512 (v0-2), then serves requests and advertises this listener', async () => {
-    for (const [mechanism, version] of [['SCRAM-SHA-256', 2], ['SCRAM-SHA-512', 1], ['SCRAM-SHA-256', 0]] as const) {
+    for (const [mechanism, version] of [
+      ['SCRAM-SHA-256', 2],
+      ['SCRAM-SHA-512', 1],
+      ['SCRAM-SHA-256', 0],
+    ] as const) {
       const client = await RawClient.connect(sasl);
       const { final, verified } = await scram(client, mechanism, 'alice-secret', version);
       expect(verified).toBe(true);
@@ -163,7 +167,15 @@ describe('SCRAM credential APIs', () => {
     const client = await RawClient.connect(plaintext);
     const described = await client.request(DescribeUserScramCredentialsApi, 0, { users: [{ name: 'alice' }, { name: 'nobody' }] });
     expect(described.results).toEqual([
-      { user: 'alice', errorCode: 0, errorMessage: '', credentialInfos: [{ mechanism: 1, iterations: 4096 }, { mechanism: 2, iterations: 8192 }] },
+      {
+        user: 'alice',
+        errorCode: 0,
+        errorMessage: '',
+        credentialInfos: [
+          { mechanism: 1, iterations: 4096 },
+          { mechanism: 2, iterations: 8192 },
+        ],
+      },
       { user: 'nobody', errorCode: ErrorCode.RESOURCE_NOT_FOUND, errorMessage: 'Attempt to describe a user credential that does not exist: nobody', credentialInfos: [] },
     ]);
 
@@ -191,7 +203,13 @@ describe('SCRAM credential APIs', () => {
     expect((await s.request(SaslAuthenticateApi, 2, { authBytes: Buffer.from('\u0000bob\u0000bob-secret') })).errorCode).toBe(0);
     s.close();
 
-    const deleted = await client.request(AlterUserScramCredentialsApi, 0, { deletions: [{ name: 'bob', mechanism: 1 }, { name: 'bob', mechanism: 1 }], upsertions: [] });
+    const deleted = await client.request(AlterUserScramCredentialsApi, 0, {
+      deletions: [
+        { name: 'bob', mechanism: 1 },
+        { name: 'bob', mechanism: 1 },
+      ],
+      upsertions: [],
+    });
     expect(deleted.results).toEqual([{ user: 'bob', errorCode: ErrorCode.DUPLICATE_RESOURCE, errorMessage: 'A user credential cannot be altered twice in the same request' }]);
     expect((await client.request(AlterUserScramCredentialsApi, 0, { deletions: [{ name: 'bob', mechanism: 1 }], upsertions: [] })).results[0]!.errorCode).toBe(0);
     const all = await client.request(DescribeUserScramCredentialsApi, 0, { users: null });

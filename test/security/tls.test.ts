@@ -83,7 +83,13 @@ describe('TLS', () => {
     await producer.connect();
     await producer.send({ topic: 'tls-topic', messages: [{ value: 'over tls' }] });
     await producer.disconnect();
-    const wrong = new Kafka({ brokers: [`localhost:${broker.ports.SASL_SSL}`], ssl: { ca }, sasl: { mechanism: 'plain', username: 'tls-user', password: 'nope' }, logLevel: logLevel.NOTHING, retry: { retries: 0 } });
+    const wrong = new Kafka({
+      brokers: [`localhost:${broker.ports.SASL_SSL}`],
+      ssl: { ca },
+      sasl: { mechanism: 'plain', username: 'tls-user', password: 'nope' },
+      logLevel: logLevel.NOTHING,
+      retry: { retries: 0 },
+    });
     const refused = wrong.producer();
     await expect(refused.connect()).rejects.toThrow(/SASL PLAIN authentication failed|Authentication failed/);
   });

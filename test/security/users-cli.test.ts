@@ -29,9 +29,7 @@ describe('pgkafka users', () => {
     expect(await run(['add', 'alice', '--password', 'pw-1'])).toMatchObject({ code: 0, out: 'User alice: SCRAM-SHA-256 credential stored (4096 iterations).\n' });
     expect((await run(['add', 'alice', '-p', 'pw-1', '-m', 'scram-sha-512', '--iterations', '8192'])).code).toBe(0);
     expect((await run(['add', 'bob', '-p', 'pw-2'])).code).toBe(0);
-    expect((await run(['list'])).out).toBe(
-      'USER  MECHANISM     ITERATIONS\nalice SCRAM-SHA-256 4096\nalice SCRAM-SHA-512 8192\nbob   SCRAM-SHA-256 4096\n',
-    );
+    expect((await run(['list'])).out).toBe('USER  MECHANISM     ITERATIONS\nalice SCRAM-SHA-256 4096\nalice SCRAM-SHA-512 8192\nbob   SCRAM-SHA-256 4096\n');
     const client = new pg.Client({ connectionString: url, options: `-c search_path=${schema}` });
     await client.connect();
     const { rows } = await client.query('SELECT salt, stored_key, server_key, iterations, mechanism FROM scram_credentials WHERE user_name = $1 ORDER BY mechanism', ['alice']);

@@ -71,7 +71,10 @@ describe('a request whose handler throws', () => {
             const res = (await client.request(codec, v, body as never)) as Record<string, unknown>;
             const codes = errorCodes(resSpec, res, v);
             if (codec.name === 'Metadata') codes.pop(); // v13's top-level code is REBOOTSTRAP_REQUIRED's only
-            expect(codes.filter((c) => c !== code), where).toEqual([]);
+            expect(
+              codes.filter((c) => c !== code),
+              where,
+            ).toEqual([]);
             if (topError && inRange(topError.versions, v) && codec.name !== 'Metadata') expect(res.errorCode, where).toBe(code);
           }
         }

@@ -27,16 +27,28 @@ describe('pipeline limits', () => {
     const n = 50;
     const value = (i: number) => `v${i}-${'x'.repeat(300)}`;
     const frames = Array.from({ length: n }, (_, i) =>
-      client.encode(ProduceApi, 9, { acks: -1, timeoutMs: 1000, topicData: [{ name: 'limited', partitionData: [{ index: 0, records: buildBatch({ records: [{ key: null, value: Buffer.from(value(i)) }] }) }] }] }, 1000 + i),
+      client.encode(
+        ProduceApi,
+        9,
+        { acks: -1, timeoutMs: 1000, topicData: [{ name: 'limited', partitionData: [{ index: 0, records: buildBatch({ records: [{ key: null, value: Buffer.from(value(i)) }] }) }] }] },
+        1000 + i,
+      ),
     );
     const answers = Array.from({ length: n }, () => client.nextFrame());
     client.write(Buffer.concat(frames));
     const responses = await Promise.all(answers);
     expect(responses.map((f) => f!.readInt32BE(0))).toEqual(Array.from({ length: n }, (_, i) => 1000 + i));
     const fetched = await client.request(FetchApi, 11, {
-      replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+      replicaId: -1,
+      maxWaitMs: 0,
+      minBytes: 1,
+      maxBytes: 1 << 20,
+      isolationLevel: 0,
+      sessionId: 0,
+      sessionEpoch: -1,
       topics: [{ topic: 'limited', partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
-      forgottenTopicsData: [], rackId: '',
+      forgottenTopicsData: [],
+      rackId: '',
     });
     const raw = fetched.responses[0]!.partitions[0]!.records as Buffer | Buffer[];
     const records = Array.isArray(raw) ? Buffer.concat(raw) : raw;

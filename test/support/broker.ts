@@ -41,7 +41,18 @@ export async function startTestBroker(overrides: Partial<Record<OptionName, unkn
   const schema = (overrides.schema as string | undefined) ?? `test_${randomBytes(6).toString('hex')}`;
   const config = loadConfig(
     {},
-    { databaseUrl, schema, port: 0, host: '127.0.0.1', advertisedHost: '127.0.0.1', metricsPort: 0, metricsHost: '127.0.0.1', groupInitialRebalanceDelayMs: 100, logLevel: process.env.PGKAFKA_TEST_LOG_LEVEL ?? 'warn', ...overrides },
+    {
+      databaseUrl,
+      schema,
+      port: 0,
+      host: '127.0.0.1',
+      advertisedHost: '127.0.0.1',
+      metricsPort: 0,
+      metricsHost: '127.0.0.1',
+      groupInitialRebalanceDelayMs: 100,
+      logLevel: process.env.PGKAFKA_TEST_LOG_LEVEL ?? 'warn',
+      ...overrides,
+    },
   );
   const running = await startBroker(config, createLogger(config.logLevel, process.stderr));
   const admin = new pg.Pool({ connectionString: databaseUrl, max: 2, options: `-c search_path=${schema}` });

@@ -19,7 +19,11 @@ export async function readLog(bootstrap: string, topic: string): Promise<StoredR
     let offset = 0n;
     for (;;) {
       const res = await client.request(FetchApi, 11, {
-        replicaId: -1, maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 24, sessionEpoch: -1,
+        replicaId: -1,
+        maxWaitMs: 0,
+        minBytes: 1,
+        maxBytes: 1 << 24,
+        sessionEpoch: -1,
         topics: [{ topic, partitions: [{ partition: 0, fetchOffset: offset, partitionMaxBytes: 1 << 24 }] }],
       });
       const p = res.responses[0]!.partitions[0]!;
@@ -55,7 +59,8 @@ export function compareWithLog(stored: readonly StoredRecord[], acknowledged: Re
 /** One record from an idempotent producer at `sequence`, acks=all, to partition 0; the partition's answer. */
 export async function produceIdempotent(client: RawClient, topic: string, producerId: bigint, producerEpoch: number, sequence: number, value: string) {
   const res = await client.request(ProduceApi, 9, {
-    acks: -1, timeoutMs: 5000,
+    acks: -1,
+    timeoutMs: 5000,
     topicData: [{ name: topic, partitionData: [{ index: 0, records: buildBatch({ producerId, producerEpoch, baseSequence: sequence, records: [{ key: null, value: Buffer.from(value) }] }) }] }],
   });
   return res.responses[0]!.partitionResponses[0]!;

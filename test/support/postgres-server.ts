@@ -74,10 +74,9 @@ export async function startOwnedPostgres(options: { database?: string; flags?: s
     postmaster.kill(mode === 'fast' ? 'SIGINT' : 'SIGQUIT');
     // A fast shutdown waits for a checkpoint; an immediate one gives its children 5 s before SIGKILL.
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      exited,
-      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`PostgreSQL did not stop within 30 s of a ${mode} shutdown`)), 30_000))),
-    ]).finally(() => clearTimeout(timer));
+    await Promise.race([exited, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`PostgreSQL did not stop within 30 s of a ${mode} shutdown`)), 30_000)))]).finally(() =>
+      clearTimeout(timer),
+    );
     handle.process = undefined;
     running = false;
   };
@@ -85,10 +84,9 @@ export async function startOwnedPostgres(options: { database?: string; flags?: s
   const start = async () => {
     if (running) return;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      embedded.start(),
-      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('PostgreSQL did not start within 30 s')), 30_000))),
-    ]).finally(() => clearTimeout(timer));
+    await Promise.race([embedded.start(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('PostgreSQL did not start within 30 s')), 30_000)))]).finally(() =>
+      clearTimeout(timer),
+    );
     running = true;
   };
 

@@ -3,11 +3,11 @@
 // every later read returns a zero value. Callers check `error` once at the end.
 // Nothing here throws, and no allocation is sized from an untrusted length
 // without first bounding it by the bytes that remain.
-import { ZERO_UUID } from "./types.js";
+import { ZERO_UUID } from './types.js';
 
 const EMPTY = Buffer.alloc(0);
 const HEX: string[] = [];
-for (let i = 0; i < 256; i++) HEX.push(i.toString(16).padStart(2, "0"));
+for (let i = 0; i < 256; i++) HEX.push(i.toString(16).padStart(2, '0'));
 
 export class Reader {
   readonly buf: Buffer;
@@ -22,7 +22,7 @@ export class Reader {
     if (offset > buf.length) {
       this.offset = buf.length;
       this.end = buf.length;
-      this.fail("offset beyond end of buffer");
+      this.fail('offset beyond end of buffer');
     }
   }
 
@@ -46,65 +46,65 @@ export class Reader {
   }
 
   int8(): number {
-    if (!this.need(1, "int8")) return 0;
+    if (!this.need(1, 'int8')) return 0;
     return this.buf.readInt8(this.offset++);
   }
 
   int16(): number {
-    if (!this.need(2, "int16")) return 0;
+    if (!this.need(2, 'int16')) return 0;
     const v = this.buf.readInt16BE(this.offset);
     this.offset += 2;
     return v;
   }
 
   uint16(): number {
-    if (!this.need(2, "uint16")) return 0;
+    if (!this.need(2, 'uint16')) return 0;
     const v = this.buf.readUInt16BE(this.offset);
     this.offset += 2;
     return v;
   }
 
   int32(): number {
-    if (!this.need(4, "int32")) return 0;
+    if (!this.need(4, 'int32')) return 0;
     const v = this.buf.readInt32BE(this.offset);
     this.offset += 4;
     return v;
   }
 
   uint32(): number {
-    if (!this.need(4, "uint32")) return 0;
+    if (!this.need(4, 'uint32')) return 0;
     const v = this.buf.readUInt32BE(this.offset);
     this.offset += 4;
     return v;
   }
 
   int64(): bigint {
-    if (!this.need(8, "int64")) return 0n;
+    if (!this.need(8, 'int64')) return 0n;
     const v = this.buf.readBigInt64BE(this.offset);
     this.offset += 8;
     return v;
   }
 
   float64(): number {
-    if (!this.need(8, "float64")) return 0;
+    if (!this.need(8, 'float64')) return 0;
     const v = this.buf.readDoubleBE(this.offset);
     this.offset += 8;
     return v;
   }
 
   bool(): boolean {
-    if (!this.need(1, "bool")) return false;
+    if (!this.need(1, 'bool')) return false;
     return this.buf[this.offset++] !== 0;
   }
 
   uuid(): string {
-    if (!this.need(16, "uuid")) return ZERO_UUID;
+    if (!this.need(16, 'uuid')) return ZERO_UUID;
     const b = this.buf;
     const o = this.offset;
     this.offset += 16;
-    let s = "";
+    let s = '';
     for (let i = 0; i < 16; i++) {
-      if (i === 4 || i === 6 || i === 8 || i === 10) s += "-";
+      if (i === 4 || i === 6 || i === 8 || i === 10) s += '-';
       s += HEX[b[o + i]!]!;
     }
     return s;
@@ -118,19 +118,19 @@ export class Reader {
     let mul = 1;
     for (let i = 0; i < 5; i++) {
       if (this.offset >= this.end) {
-        this.fail("short read: uvarint");
+        this.fail('short read: uvarint');
         return 0;
       }
       const byte = b[this.offset++]!;
       if (i === 4 && byte > 0x0f) {
-        this.fail("uvarint overflows 32 bits");
+        this.fail('uvarint overflows 32 bits');
         return 0;
       }
       result += (byte & 0x7f) * mul;
       if ((byte & 0x80) === 0) return result;
       mul *= 128;
     }
-    this.fail("uvarint longer than 5 bytes");
+    this.fail('uvarint longer than 5 bytes');
     return 0;
   }
 
@@ -148,12 +148,12 @@ export class Reader {
     let shift = 0n;
     for (let i = 0; i < 10; i++) {
       if (this.offset >= this.end) {
-        this.fail("short read: varlong");
+        this.fail('short read: varlong');
         return 0n;
       }
       const byte = b[this.offset++]!;
       if (i === 9 && byte > 0x01) {
-        this.fail("varlong overflows 64 bits");
+        this.fail('varlong overflows 64 bits');
         return 0n;
       }
       result |= BigInt(byte & 0x7f) << shift;
@@ -162,19 +162,19 @@ export class Reader {
       }
       shift += 7n;
     }
-    this.fail("varlong longer than 10 bytes");
+    this.fail('varlong longer than 10 bytes');
     return 0n;
   }
 
   private utf8(len: number): string {
-    if (!this.need(len, "string")) return "";
-    const s = this.buf.toString("utf8", this.offset, this.offset + len);
+    if (!this.need(len, 'string')) return '';
+    const s = this.buf.toString('utf8', this.offset, this.offset + len);
     this.offset += len;
     return s;
   }
 
   private slice(len: number): Buffer {
-    if (!this.need(len, "bytes")) return EMPTY;
+    if (!this.need(len, 'bytes')) return EMPTY;
     const s = this.buf.subarray(this.offset, this.offset + len);
     this.offset += len;
     return s;
@@ -183,8 +183,8 @@ export class Reader {
   string(): string {
     const n = this.int16();
     if (n < 0) {
-      this.fail(n === -1 ? "null for non-nullable string" : `invalid string length ${n}`);
-      return "";
+      this.fail(n === -1 ? 'null for non-nullable string' : `invalid string length ${n}`);
+      return '';
     }
     return this.utf8(n);
   }
@@ -194,7 +194,7 @@ export class Reader {
     if (n < 0) {
       if (n === -1 && this.error === null) return null;
       this.fail(`invalid string length ${n}`);
-      return "";
+      return '';
     }
     return this.utf8(n);
   }
@@ -202,22 +202,22 @@ export class Reader {
   compactString(): string {
     const n = this.uvarint();
     if (n === 0) {
-      this.fail("null for non-nullable compact string");
-      return "";
+      this.fail('null for non-nullable compact string');
+      return '';
     }
     return this.utf8(n - 1);
   }
 
   compactNullableString(): string | null {
     const n = this.uvarint();
-    if (n === 0) return this.error === null ? null : "";
+    if (n === 0) return this.error === null ? null : '';
     return this.utf8(n - 1);
   }
 
   bytes(): Buffer {
     const n = this.int32();
     if (n < 0) {
-      this.fail(n === -1 ? "null for non-nullable bytes" : `invalid bytes length ${n}`);
+      this.fail(n === -1 ? 'null for non-nullable bytes' : `invalid bytes length ${n}`);
       return EMPTY;
     }
     return this.slice(n);
@@ -236,7 +236,7 @@ export class Reader {
   compactBytes(): Buffer {
     const n = this.uvarint();
     if (n === 0) {
-      this.fail("null for non-nullable compact bytes");
+      this.fail('null for non-nullable compact bytes');
       return EMPTY;
     }
     return this.slice(n - 1);
@@ -289,7 +289,7 @@ export class Reader {
       this.fail(`invalid skip ${n}`);
       return;
     }
-    if (this.need(n, "skip")) this.offset += n;
+    if (this.need(n, 'skip')) this.offset += n;
   }
 
   /**
@@ -297,10 +297,10 @@ export class Reader {
    * moves past them. On a short read, the sub-reader is empty and failed.
    */
   sub(n: number): Reader {
-    if (n < 0 || !this.need(n, "tagged field")) {
+    if (n < 0 || !this.need(n, 'tagged field')) {
       if (n < 0) this.fail(`invalid length ${n}`);
       const r = new Reader(EMPTY);
-      r.fail(this.error ?? "short read");
+      r.fail(this.error ?? 'short read');
       return r;
     }
     const r = new Reader(this.buf, this.offset, this.offset + n);

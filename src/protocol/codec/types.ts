@@ -1,6 +1,6 @@
 // Shared types for the Kafka wire codecs and the generated message files.
-import type { Reader } from "./reader.js";
-import type { Writer } from "./writer.js";
+import type { Reader } from './reader.js';
+import type { Writer } from './writer.js';
 
 /**
  * A `records` field. Decoders always produce `Buffer | null` (a view into the
@@ -51,4 +51,4 @@ export interface ApiCodec<Req, Res> {
   errorResponse(request: Req, version: number, errorCode: number): Input<Res> | null;
 }
 
-export const ZERO_UUID = "00000000-0000-0000-0000-000000000000";
+export const ZERO_UUID = '00000000-0000-0000-0000-000000000000';

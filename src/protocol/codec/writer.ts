@@ -2,7 +2,7 @@
 // scratch buffer; Buffers of at least LARGE bytes (record batches read from
 // storage, for instance) are appended by reference as their own chunk, so a
 // response can be handed to socket.cork()/write() without copying them.
-import { ZERO_UUID } from "./types.js";
+import { ZERO_UUID } from './types.js';
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
@@ -116,7 +116,7 @@ export class Writer {
       this.buf.fill(0, this.pos, this.pos + 16);
     } else {
       if (!UUID_RE.test(v)) throw new TypeError(`invalid uuid ${JSON.stringify(v)}`);
-      this.buf.write(v.replace(/-/g, ""), this.pos, 16, "hex");
+      this.buf.write(v.replace(/-/g, ''), this.pos, 16, 'hex');
     }
     this.pos += 16;
   }
@@ -152,12 +152,12 @@ export class Writer {
 
   private utf8(v: string, len: number): void {
     this.ensure(len);
-    this.buf.write(v, this.pos, len, "utf8");
+    this.buf.write(v, this.pos, len, 'utf8');
     this.pos += len;
   }
 
   string(v: string): void {
-    const len = Buffer.byteLength(v, "utf8");
+    const len = Buffer.byteLength(v, 'utf8');
     if (len > 0x7fff) throw new RangeError(`string of ${len} bytes is too long for an int16 length`);
     this.int16(len);
     this.utf8(v, len);
@@ -169,7 +169,7 @@ export class Writer {
   }
 
   compactString(v: string): void {
-    const len = Buffer.byteLength(v, "utf8");
+    const len = Buffer.byteLength(v, 'utf8');
     this.uvarint(len + 1);
     this.utf8(v, len);
   }

@@ -165,11 +165,7 @@ export function batchSize(h: BatchHeader): number {
   return h.end - h.start;
 }
 
-function fail(
-  batches: BatchHeader[],
-  error: BatchError,
-  message: string,
-): ParseBatchesResult {
+function fail(batches: BatchHeader[], error: BatchError, message: string): ParseBatchesResult {
   return { batches, error, message, stage: 'framing' };
 }
 
@@ -200,11 +196,7 @@ export function parseBatches(buf: Buffer, opts: ParseBatchesOptions = {}): Parse
     }
     const batchLength = buf.readInt32BE(pos + BATCH_LENGTH_OFFSET);
     if (batchLength < MIN_BATCH_LENGTH_ANY_MAGIC) {
-      return fail(
-        batches,
-        'CORRUPT_MESSAGE',
-        `batch at byte ${pos}: size ${batchLength} is less than the minimum record overhead (${MIN_BATCH_LENGTH_ANY_MAGIC})`,
-      );
+      return fail(batches, 'CORRUPT_MESSAGE', `batch at byte ${pos}: size ${batchLength} is less than the minimum record overhead (${MIN_BATCH_LENGTH_ANY_MAGIC})`);
     }
     if (remaining < HEADER_SIZE_UP_TO_MAGIC) {
       if (produce) break walk;
@@ -219,26 +211,14 @@ export function parseBatches(buf: Buffer, opts: ParseBatchesOptions = {}): Parse
     if (size > remaining) {
       if (produce) break walk;
       if (opts.allowTrailingPartial) return { batches, error: null, partialBytes: remaining };
-      return fail(
-        batches,
-        'CORRUPT_MESSAGE',
-        `truncated batch at byte ${pos}: declares ${size} bytes, only ${remaining} present`,
-      );
+      return fail(batches, 'CORRUPT_MESSAGE', `truncated batch at byte ${pos}: declares ${size} bytes, only ${remaining} present`);
     }
     if (magic !== MAGIC_V2) {
       // Produce v3+ must carry magic 2 (ProduceRequest.validateRecords → InvalidRecordException).
-      return fail(
-        batches,
-        produce ? 'INVALID_RECORD' : 'CORRUPT_MESSAGE',
-        `batch at byte ${pos}: magic ${magic}; only record batches with magic version 2 are supported`,
-      );
+      return fail(batches, produce ? 'INVALID_RECORD' : 'CORRUPT_MESSAGE', `batch at byte ${pos}: magic ${magic}; only record batches with magic version 2 are supported`);
     }
     if (size < RECORD_BATCH_OVERHEAD) {
-      return fail(
-        batches,
-        'CORRUPT_MESSAGE',
-        `batch at byte ${pos}: size ${size} is smaller than the minimum allowed overhead ${RECORD_BATCH_OVERHEAD}`,
-      );
+      return fail(batches, 'CORRUPT_MESSAGE', `batch at byte ${pos}: size ${size} is smaller than the minimum allowed overhead ${RECORD_BATCH_OVERHEAD}`);
     }
     if (produce && batches.length === 1) {
       return fail(batches, 'INVALID_RECORD', 'produce requests may contain exactly one record batch per partition');
@@ -256,28 +236,16 @@ export function parseBatches(buf: Buffer, opts: ParseBatchesOptions = {}): Parse
     const h = batches[i]!;
     const where = batches.length > 1 ? `batch ${i}: ` : '';
     if (produce && opts.produceVersion !== undefined && opts.produceVersion < 7 && h.compression === 4) {
-      return failBatch(
-        batches,
-        'UNSUPPORTED_COMPRESSION_TYPE',
-        `produce requests with version ${opts.produceVersion} are not allowed to use ZStandard compression`,
-      );
+      return failBatch(batches, 'UNSUPPORTED_COMPRESSION_TYPE', `produce requests with version ${opts.produceVersion} are not allowed to use ZStandard compression`);
     }
     if (produce && h.baseOffset !== 0n) {
       return failBatch(batches, 'INVALID_RECORD', `${where}the baseOffset of the record batch should be 0, but it is ${h.baseOffset}`);
     }
     if (opts.maxBatchBytes !== undefined && h.end - h.start > opts.maxBatchBytes) {
-      return failBatch(
-        batches,
-        'RECORD_TOO_LARGE',
-        `${where}the record batch size is ${h.end - h.start} bytes which exceeds the maximum configured value of ${opts.maxBatchBytes}`,
-      );
+      return failBatch(batches, 'RECORD_TOO_LARGE', `${where}the record batch size is ${h.end - h.start} bytes which exceeds the maximum configured value of ${opts.maxBatchBytes}`);
     }
     if (opts.verifyCrc && !verifyCrc(buf, h)) {
-      return failBatch(
-        batches,
-        'CORRUPT_MESSAGE',
-        `${where}record is corrupt (stored crc = ${h.crc}, computed crc = ${crc32c(buf, h.start + ATTRIBUTES_OFFSET, h.end)})`,
-      );
+      return failBatch(batches, 'CORRUPT_MESSAGE', `${where}record is corrupt (stored crc = ${h.crc}, computed crc = ${crc32c(buf, h.start + ATTRIBUTES_OFFSET, h.end)})`);
     }
     if (!isCompression(h.attributes & ATTR_COMPRESSION_MASK)) {
       return failBatch(batches, 'UNSUPPORTED_COMPRESSION_TYPE', `${where}unknown compression type id ${h.attributes & ATTR_COMPRESSION_MASK}`);
@@ -291,11 +259,7 @@ export function parseBatches(buf: Buffer, opts: ParseBatchesOptions = {}): Parse
         return failBatch(batches, 'INVALID_RECORD', `${where}invalid reported count for record batch: ${h.recordCount}`);
       }
       if (h.lastOffsetDelta + 1 !== h.recordCount) {
-        return failBatch(
-          batches,
-          'INVALID_RECORD',
-          `${where}inconsistent batch offset range [0, ${h.lastOffsetDelta}] and count of records ${h.recordCount}`,
-        );
+        return failBatch(batches, 'INVALID_RECORD', `${where}inconsistent batch offset range [0, ${h.lastOffsetDelta}] and count of records ${h.recordCount}`);
       }
       if (h.isControl) {
         return failBatch(batches, 'INVALID_RECORD', `${where}clients are not allowed to write control records`);
@@ -314,11 +278,7 @@ export function parseBatches(buf: Buffer, opts: ParseBatchesOptions = {}): Parse
     // Uncompressed: every record takes at least MIN_RECORD_SIZE bytes, so an absurd count is caught here
     // without touching the records (Kafka reports the same input as INVALID_RECORD when iterating).
     if (h.compression === 0 && h.recordCount > recordsBytes / MIN_RECORD_SIZE) {
-      return failBatch(
-        batches,
-        produce ? 'INVALID_RECORD' : 'CORRUPT_MESSAGE',
-        `${where}record count ${h.recordCount} cannot fit in ${recordsBytes} bytes of records`,
-      );
+      return failBatch(batches, produce ? 'INVALID_RECORD' : 'CORRUPT_MESSAGE', `${where}record count ${h.recordCount} cannot fit in ${recordsBytes} bytes of records`);
     }
   }
 

@@ -123,11 +123,7 @@ export function decompress(codec: Compression, data: Buffer, maxBytes = DEFAULT_
 }
 
 /** Like {@link decompress}, with the same bounds; gzip, snappy and (when safe) lz4 run off the main thread. */
-export async function decompressAsync(
-  codec: Compression,
-  data: Buffer,
-  maxBytes = DEFAULT_MAX_DECOMPRESSED_BYTES,
-): Promise<Buffer> {
+export async function decompressAsync(codec: Compression, data: Buffer, maxBytes = DEFAULT_MAX_DECOMPRESSED_BYTES): Promise<Buffer> {
   switch (codec) {
     case 1:
       try {

@@ -17,14 +17,7 @@ import {
   NO_SEQUENCE,
   RECORDS_OFFSET,
 } from './batch.js';
-import {
-  type Compression,
-  CompressionError,
-  compress,
-  decompress,
-  DEFAULT_MAX_DECOMPRESSED_BYTES,
-  isCompression,
-} from './compression.js';
+import { type Compression, CompressionError, compress, decompress, DEFAULT_MAX_DECOMPRESSED_BYTES, isCompression } from './compression.js';
 import { crc32c } from './crc32c.js';
 import { readVarint, readVarlong, sizeOfVarint, sizeOfVarlong, writeVarint, writeVarlong } from './varint.js';
 
@@ -55,11 +48,7 @@ export interface DecodeRecordsResult {
  * (as Kafka's DefaultRecord.readFrom / DefaultRecordBatch.RecordIterator), undecodable compressed payload →
  * CORRUPT_MESSAGE, unknown codec → UNSUPPORTED_COMPRESSION_TYPE.
  */
-export function decodeRecords(
-  buf: Buffer,
-  h: BatchHeader,
-  maxBytes: number = DEFAULT_MAX_DECOMPRESSED_BYTES,
-): DecodeRecordsResult {
+export function decodeRecords(buf: Buffer, h: BatchHeader, maxBytes: number = DEFAULT_MAX_DECOMPRESSED_BYTES): DecodeRecordsResult {
   const records: KafkaRecord[] = [];
   const bad = (error: BatchError, message: string): DecodeRecordsResult => ({ records, error, message });
 
@@ -188,12 +177,7 @@ export type RecordVisitor = (index: number, offsetDelta: number, timestamp: bigi
  * (Kafka's skipKeyValueIterator): what the broker needs to validate a produced batch. A compressed batch is
  * still decompressed. Never throws; structure errors as decodeRecords.
  */
-export function scanRecords(
-  buf: Buffer,
-  h: BatchHeader,
-  visit: RecordVisitor,
-  maxBytes: number = DEFAULT_MAX_DECOMPRESSED_BYTES,
-): { error: BatchError | null; message?: string } {
+export function scanRecords(buf: Buffer, h: BatchHeader, visit: RecordVisitor, maxBytes: number = DEFAULT_MAX_DECOMPRESSED_BYTES): { error: BatchError | null; message?: string } {
   const payload = recordsPayload(buf, h, maxBytes);
   if ('error' in payload) return payload;
   const { data, count, end } = payload;
@@ -288,15 +272,7 @@ export function buildBatch(opts: BuildBatchOptions): Buffer {
     const vlen = r.value === null ? -1 : r.value.length;
     const hdrs = r.headers ?? [];
     const hkl: number[] = new Array(hdrs.length);
-    let body =
-      1 +
-      sizeOfVarlong(tsd) +
-      sizeOfVarint(od) +
-      sizeOfVarint(klen) +
-      Math.max(0, klen) +
-      sizeOfVarint(vlen) +
-      Math.max(0, vlen) +
-      sizeOfVarint(hdrs.length);
+    let body = 1 + sizeOfVarlong(tsd) + sizeOfVarint(od) + sizeOfVarint(klen) + Math.max(0, klen) + sizeOfVarint(vlen) + Math.max(0, vlen) + sizeOfVarint(hdrs.length);
     for (let j = 0; j < hdrs.length; j++) {
       const kl = Buffer.byteLength(hdrs[j]!.key, 'utf8');
       hkl[j] = kl;

@@ -18,7 +18,12 @@ export class MemoryTransactionStore {
   async loadAll(): Promise<{ transactions: StoredTransaction[]; offsets: Map<string, PendingTxnOffset[]> }> {
     const transactions = [...this.db.transactions.values()].sort((a, b) => compareText(a.transactionalId, b.transactionalId)).map(copyTxn);
     const offsets = new Map<string, PendingTxnOffset[]>();
-    for (const [id, staged] of this.db.txnOffsets) if (staged.size > 0) offsets.set(id, [...staged.values()].map((o) => ({ ...o })));
+    for (const [id, staged] of this.db.txnOffsets)
+      if (staged.size > 0)
+        offsets.set(
+          id,
+          [...staged.values()].map((o) => ({ ...o })),
+        );
     return { transactions, offsets };
   }
 

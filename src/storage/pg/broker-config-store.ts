@@ -10,10 +10,10 @@ export class BrokerConfigStore {
 
   /** broker_configs_select: the cluster default and this broker's own configs. */
   async load(nodeId: number): Promise<{ clusterDefault: Record<string, string>; broker: Record<string, string> }> {
-    const { rows } = await this.pool.query<{ resource_name: string; configs: Record<string, string> }>(
-      'SELECT resource_name, configs FROM broker_configs WHERE resource_name IN ($1, $2)',
-      ['', String(nodeId)],
-    );
+    const { rows } = await this.pool.query<{ resource_name: string; configs: Record<string, string> }>('SELECT resource_name, configs FROM broker_configs WHERE resource_name IN ($1, $2)', [
+      '',
+      String(nodeId),
+    ]);
     const of = (name: string) => rows.find((r) => r.resource_name === name)?.configs ?? {};
     return { clusterDefault: of(''), broker: of(String(nodeId)) };
   }

@@ -9,8 +9,7 @@ export function brokerApplicationName(instanceId: string): string {
 }
 
 /** SQL: whether the instance named by `instanceId` (an SQL expression) has a session open on this database. */
-const HAS_SESSION = (instanceId: string) =>
-  `EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = current_database() AND a.application_name = 'pgkafka ' || ${instanceId})`;
+const HAS_SESSION = (instanceId: string) => `EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = current_database() AND a.application_name = 'pgkafka ' || ${instanceId})`;
 
 /** The cluster id and the registry of live broker processes. */
 export class ClusterStore {

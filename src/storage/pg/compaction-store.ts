@@ -103,8 +103,14 @@ export class CompactionStore {
   /** The partition's cleanable range and dirtiness; null if the partition is gone. */
   async cleanerState(topicId: string, partition: number, minCompactionTimestamp: bigint): Promise<CleanerState | null> {
     const { rows } = await this.pool.query<{
-      next_offset: bigint; log_start_offset: bigint; dirty_start: bigint; range_end: bigint;
-      tombstones_due_at: bigint | null; dirty_bytes: bigint; total_bytes: bigint; first_dirty_ts: bigint | null;
+      next_offset: bigint;
+      log_start_offset: bigint;
+      dirty_start: bigint;
+      range_end: bigint;
+      tombstones_due_at: bigint | null;
+      dirty_bytes: bigint;
+      total_bytes: bigint;
+      first_dirty_ts: bigint | null;
     }>(STATE_SQL, [topicId, partition, minCompactionTimestamp]);
     const r = rows[0];
     if (!r) return null;
@@ -125,7 +131,10 @@ export class CompactionStore {
     if (from >= to) return [];
     if (!UUID.test(topicId)) throw new Error(`not a topic id: ${topicId}`);
     const args = [`'${topicId}'::uuid`, String(Math.trunc(partition)), `${BigInt(from)}::int8`, `${BigInt(to)}::int8`, String(Math.max(1, Math.trunc(limit)))];
-    const rows = await copyRows(this.pool, READ_SQL.replace(/\$(\d)/g, (_, n: string) => args[Number(n) - 1]!));
+    const rows = await copyRows(
+      this.pool,
+      READ_SQL.replace(/\$(\d)/g, (_, n: string) => args[Number(n) - 1]!),
+    );
     return rows.map(([base, last, data]) => ({ baseOffset: base!.readBigInt64BE(0), lastOffset: last!.readBigInt64BE(0), data: data! }));
   }
 

@@ -62,7 +62,9 @@ interface MemberJson {
 const fromBase64 = (s: string | undefined): Buffer => Buffer.from(s ?? '', 'base64');
 
 /** The row's columns for a group, in the order group-store's upsert names them (members as JSON text). */
-export function encodeGroup(g: StoredGroup): [groupId: string, type: StoredGroupType, protocolType: string | null, protocolName: string | null, generation: number, leaderId: string | null, state: string, stateSince: Date, members: string] {
+export function encodeGroup(
+  g: StoredGroup,
+): [groupId: string, type: StoredGroupType, protocolType: string | null, protocolName: string | null, generation: number, leaderId: string | null, state: string, stateSince: Date, members: string] {
   const members: MemberJson[] = g.members.map((m) => ({
     memberId: m.memberId,
     groupInstanceId: m.groupInstanceId,

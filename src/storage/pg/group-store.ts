@@ -46,8 +46,7 @@ const leaseLost = (lease: CoordinatorLease) => new LeaseLostError(lease.slot);
  * database's clock. Arguments are the statement's placeholders for the slot
  * and the instance id.
  */
-const LEASE_HELD = (slot: string, instanceId: string) =>
-  `EXISTS (SELECT 1 FROM coordinator_slots WHERE slot = ${slot} AND instance_id = ${instanceId} AND expires_at > now())`;
+const LEASE_HELD = (slot: string, instanceId: string) => `EXISTS (SELECT 1 FROM coordinator_slots WHERE slot = ${slot} AND instance_id = ${instanceId} AND expires_at > now())`;
 
 /** Group metadata and committed offsets. */
 export class GroupStore {
@@ -122,7 +121,14 @@ export class GroupStore {
        WHERE group_id = $1 AND ($2::text[] IS NULL OR topic = ANY($2)) ORDER BY topic, partition`,
       [groupId, topics ?? null],
     );
-    return rows.map((r) => ({ topic: r.topic, partition: r.partition, committedOffset: r.committed_offset, leaderEpoch: r.leader_epoch, metadata: metadataString(r.metadata), commitTimestamp: r.commit_timestamp }));
+    return rows.map((r) => ({
+      topic: r.topic,
+      partition: r.partition,
+      committedOffset: r.committed_offset,
+      leaderEpoch: r.leader_epoch,
+      metadata: metadataString(r.metadata),
+      commitTimestamp: r.commit_timestamp,
+    }));
   }
 
   /** Deletes committed offsets of the group, only while `lease` is still this broker's. */
@@ -140,9 +146,7 @@ export class GroupStore {
 
   /** Groups that have committed offsets but no group row (offsets-only users such as standalone consumers). */
   async offsetOnlyGroupIds(): Promise<string[]> {
-    const { rows } = await this.pool.query<{ group_id: string }>(
-      'SELECT DISTINCT c.group_id FROM committed_offsets c WHERE NOT EXISTS (SELECT 1 FROM groups g WHERE g.group_id = c.group_id)',
-    );
+    const { rows } = await this.pool.query<{ group_id: string }>('SELECT DISTINCT c.group_id FROM committed_offsets c WHERE NOT EXISTS (SELECT 1 FROM groups g WHERE g.group_id = c.group_id)');
     return rows.map((r) => r.group_id);
   }
 

@@ -112,10 +112,7 @@ export class LagStore {
 
   /** High watermark and log start offset of every partition (of the given topics only, if any). */
   async partitionOffsets(topics?: readonly string[]): Promise<PartitionOffsets[]> {
-    const { rows } = await this.pool.query<{ topic: string; partition: number; partition_count: number; next_offset: bigint; log_start_offset: bigint }>(
-      PARTITION_OFFSETS_SQL,
-      [topics ?? null],
-    );
+    const { rows } = await this.pool.query<{ topic: string; partition: number; partition_count: number; next_offset: bigint; log_start_offset: bigint }>(PARTITION_OFFSETS_SQL, [topics ?? null]);
     return rows.map((r) => ({ topic: r.topic, partition: r.partition, partitionCount: r.partition_count, highWatermark: r.next_offset, logStartOffset: r.log_start_offset }));
   }
 

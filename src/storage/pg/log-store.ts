@@ -148,26 +148,9 @@ const APPEND_MANY = { name: 'pgkafka_append_many', text: APPEND_MANY_SQL };
  * the batches as binary arrays. With `chunked`, the
  * batches' bytes are left in place as pieces of the bytea[] (for AppendQuery).
  */
-export function appendParams(
-  topicId: string,
-  partition: number,
-  offsetCount: bigint,
-  batches: readonly BatchToAppend[],
-): unknown[];
-export function appendParams(
-  topicId: string,
-  partition: number,
-  offsetCount: bigint,
-  batches: readonly BatchToAppend[],
-  chunked: true,
-): BindValue[];
-export function appendParams(
-  topicId: string,
-  partition: number,
-  offsetCount: bigint,
-  batches: readonly BatchToAppend[],
-  chunked = false,
-): BindValue[] {
+export function appendParams(topicId: string, partition: number, offsetCount: bigint, batches: readonly BatchToAppend[]): unknown[];
+export function appendParams(topicId: string, partition: number, offsetCount: bigint, batches: readonly BatchToAppend[], chunked: true): BindValue[];
+export function appendParams(topicId: string, partition: number, offsetCount: bigint, batches: readonly BatchToAppend[], chunked = false): BindValue[] {
   return [topicId, String(partition), String(offsetCount), ...batchColumns(batches, chunked)];
 }
 
@@ -226,14 +209,7 @@ export class LogStore {
    * (see append-outcome.ts). The caller must not append to the partition
    * again meanwhile.
    */
-  append(
-    topicId: string,
-    partition: number,
-    offsetCount: bigint,
-    batches: readonly BatchToAppend[],
-    txn: TxnChanges | null = null,
-    logEnd = 0n,
-  ): Promise<Appended | null> {
+  append(topicId: string, partition: number, offsetCount: bigint, batches: readonly BatchToAppend[], txn: TxnChanges | null = null, logEnd = 0n): Promise<Appended | null> {
     const withTxn = txn !== null && (txn.opened.length > 0 || txn.ended.length > 0);
     return this.appendAlone(topicId, partition, offsetCount, batches, withTxn ? txn : null, logEnd);
   }
@@ -251,7 +227,10 @@ export class LogStore {
       int4Array(appends.map((a) => a.partition)),
       int8Array(appends.map((a) => a.offsetCount)),
       int4Array(rows.map((r) => r.idx)),
-      ...batchColumns(rows.map((r) => r.batch), true),
+      ...batchColumns(
+        rows.map((r) => r.batch),
+        true,
+      ),
     ];
     const query = new AppendQuery(APPEND_MANY, params);
     let result: pg.QueryResult<{ idx: bigint; base: bigint; hw: bigint; log_start_offset: bigint }>;
@@ -268,14 +247,7 @@ export class LogStore {
   }
 
   /** One partition's append in a statement of its own (APPEND_TXN_SQL when it opens or ends transactions). */
-  private async appendAlone(
-    topicId: string,
-    partition: number,
-    offsetCount: bigint,
-    batches: readonly BatchToAppend[],
-    txn: TxnChanges | null,
-    logEnd: bigint,
-  ): Promise<Appended | null> {
+  private async appendAlone(topicId: string, partition: number, offsetCount: bigint, batches: readonly BatchToAppend[], txn: TxnChanges | null, logEnd: bigint): Promise<Appended | null> {
     const txnParams = txn
       ? [
           int8Array(txn.opened.map((t) => t.producerId)),
@@ -304,7 +276,11 @@ export class LogStore {
     const startedAt = performance.now();
     const settled = await settleLostAppends(this.pool, appends, lost);
     const outcome = (s: Settled) => (s === null ? 'no such partition' : s === 'absent' ? 'not stored' : `committed at ${s.baseOffset}`);
-    this.lostAppendObserver?.(lost.lost, appends.map((a, i) => ({ topicId: a.topicId, partition: a.partition, outcome: outcome(settled[i]!) })), performance.now() - startedAt);
+    this.lostAppendObserver?.(
+      lost.lost,
+      appends.map((a, i) => ({ topicId: a.topicId, partition: a.partition, outcome: outcome(settled[i]!) })),
+      performance.now() - startedAt,
+    );
     return settled;
   }
 
@@ -312,10 +288,10 @@ export class LogStore {
   async read(topicId: string, partition: number, from: bigint, highWatermark: bigint, maxBytes: number, minOne: boolean): Promise<StoredBatch[]> {
     if (from >= highWatermark) return [];
     if (!UUID.test(topicId)) throw new Error(`not a topic id: ${topicId}`);
-    const sql = READ_SQL.replace(/\$(\d)/g, (_, n: string) =>
-      [`'${topicId}'::uuid`, String(Math.trunc(partition)), `${BigInt(from)}::int8`, `${BigInt(highWatermark)}::int8`, String(Math.max(Math.trunc(maxBytes), 1)), '1000'][
-        Number(n) - 1
-      ]!,
+    const sql = READ_SQL.replace(
+      /\$(\d)/g,
+      (_, n: string) =>
+        [`'${topicId}'::uuid`, String(Math.trunc(partition)), `${BigInt(from)}::int8`, `${BigInt(highWatermark)}::int8`, String(Math.max(Math.trunc(maxBytes), 1)), '1000'][Number(n) - 1]!,
     );
     const rows = await copyRows(this.pool, sql);
     const out: StoredBatch[] = [];
@@ -345,7 +321,13 @@ export class LogStore {
    */
   async partitionSnapshots(topicId: string, partition: number | null = null): Promise<PartitionSnapshotRow[]> {
     const { rows } = await this.pool.query<{
-      partition: number; next_offset: bigint; log_start_offset: bigint; leader_epoch: number; has_aborted: boolean; producer_id: bigint | null; first_offset: bigint | null;
+      partition: number;
+      next_offset: bigint;
+      log_start_offset: bigint;
+      leader_epoch: number;
+      has_aborted: boolean;
+      producer_id: bigint | null;
+      first_offset: bigint | null;
     }>({ name: 'pgkafka_partition_snapshots', text: PARTITION_SNAPSHOTS_SQL, values: [topicId, partition] });
     const out = new Map<number, PartitionSnapshotRow>();
     for (const r of rows) {

@@ -50,10 +50,7 @@ export class PartitionStore {
    */
   async advanceLogStart(topicId: string, topicName: string, partition: number, target: bigint, notifyPrefix: string): Promise<LogStartChange | null> {
     return inTransaction(this.pool, async (client) => {
-      const locked = await client.query<{ old_start: bigint }>(
-        'SELECT log_start_offset AS old_start FROM partitions WHERE topic_id = $1 AND partition = $2 FOR UPDATE',
-        [topicId, partition],
-      );
+      const locked = await client.query<{ old_start: bigint }>('SELECT log_start_offset AS old_start FROM partitions WHERE topic_id = $1 AND partition = $2 FOR UPDATE', [topicId, partition]);
       const oldStart = locked.rows[0]?.old_start;
       if (oldStart === undefined) throw new Rollback(null);
       const { rows } = await client.query<{ new_start: bigint; hw: bigint }>(

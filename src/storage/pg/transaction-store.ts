@@ -24,17 +24,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now())
 ON CONFLICT (transactional_id) DO UPDATE SET producer_id = $2, producer_epoch = $3, last_producer_epoch = $4, timeout_ms = $5,
   state = $6, start_time = $7, partitions = $8, groups = $9, updated_at = now()`;
 
-const saveParams = (t: StoredTransaction) => [
-  t.transactionalId,
-  t.producerId,
-  t.producerEpoch,
-  t.lastProducerEpoch,
-  t.timeoutMs,
-  t.state,
-  t.startTime,
-  JSON.stringify(t.partitions),
-  t.groups,
-];
+const saveParams = (t: StoredTransaction) => [t.transactionalId, t.producerId, t.producerEpoch, t.lastProducerEpoch, t.timeoutMs, t.state, t.startTime, JSON.stringify(t.partitions), t.groups];
 
 /** The transaction coordinator's state and the offsets transactions carry. */
 export class TransactionStore {
@@ -72,10 +62,7 @@ export class TransactionStore {
 
   /** Forgets an idle transactional id (transactional.id.expiration.ms); only while no transaction is open. */
   async expire(transactionalId: string): Promise<boolean> {
-    const { rowCount } = await this.pool.query(
-      "DELETE FROM transactions WHERE transactional_id = $1 AND state IN ('Empty', 'CompleteCommit', 'CompleteAbort')",
-      [transactionalId],
-    );
+    const { rowCount } = await this.pool.query("DELETE FROM transactions WHERE transactional_id = $1 AND state IN ('Empty', 'CompleteCommit', 'CompleteAbort')", [transactionalId]);
     return (rowCount ?? 0) > 0;
   }
 

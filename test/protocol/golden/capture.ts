@@ -10,37 +10,32 @@
 // kafkajs 2.2.4 (in process) and kafka-python (/usr/bin/python3).
 // Responses: confluent-kafka-python starts a librdkafka mock cluster; its
 // listening port is found with `ss`, and requests are sent to it.
-import { execFile, spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
-import net from "node:net";
-import { join } from "node:path";
-import { promisify } from "node:util";
-import { Reader } from "../../../src/protocol/codec/reader.js";
-import { Writer } from "../../../src/protocol/codec/writer.js";
-import { apiByKey } from "../../../src/protocol/messages/index.js";
-import {
-  readRequestHeader,
-  requestHeaderVersion,
-  responseHeaderVersion,
-  writeRequestHeader,
-} from "../../../src/protocol/messages/request-header.js";
-import { readResponseHeader, writeResponseHeader } from "../../../src/protocol/messages/response-header.js";
+import { execFile, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Reader } from '../../../src/protocol/codec/reader.js';
+import { Writer } from '../../../src/protocol/codec/writer.js';
+import { apiByKey } from '../../../src/protocol/messages/index.js';
+import { readRequestHeader, requestHeaderVersion, responseHeaderVersion, writeRequestHeader } from '../../../src/protocol/messages/request-header.js';
+import { readResponseHeader, writeResponseHeader } from '../../../src/protocol/messages/response-header.js';
 
 const OUT = import.meta.dirname;
 const run = promisify(execFile);
 
 function kebab(s: string): string {
-  return s.replace(/([a-z0-9])([A-Z])/g, "$1-$2").toLowerCase();
+  return s.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
 }
 
 /** Formats a frame (without its size prefix) as a commented .hex file. */
 export function hexFile(comments: string[], bytes: Buffer): string {
   const lines = comments.map((c) => `# ${c}`);
   for (let i = 0; i < bytes.length; i += 16) {
-    const chunk = bytes.subarray(i, i + 16).toString("hex");
-    lines.push(chunk.replace(/(..)(?!$)/g, "$1 "));
+    const chunk = bytes.subarray(i, i + 16).toString('hex');
+    lines.push(chunk.replace(/(..)(?!$)/g, '$1 '));
   }
-  return lines.join("\n") + "\n";
+  return lines.join('\n') + '\n';
 }
 
 // ---------------------------------------------------------------------------
@@ -72,8 +67,8 @@ function respond(sock: net.Socket, apiKey: number, version: number, correlationI
 function startBroker(clientOf: (clientId: string | null) => string, seen: Set<string>, captured: Captured[]): Promise<net.Server> {
   const server = net.createServer((sock) => {
     let pending = Buffer.alloc(0);
-    sock.on("error", () => {});
-    sock.on("data", (d) => {
+    sock.on('error', () => {});
+    sock.on('data', (d) => {
       pending = Buffer.concat([pending, d]);
       while (pending.length >= 4) {
         const n = pending.readInt32BE(0);
@@ -108,7 +103,7 @@ function startBroker(clientOf: (clientId: string | null) => string, seen: Set<st
             `api-key: ${apiKey}`,
             `api-version: ${version}`,
             `header-version: ${hv}`,
-            "bytes: the frame after its int32 size prefix (header + body)",
+            'bytes: the frame after its int32 size prefix (header + body)',
           ],
           frame,
         ),
@@ -126,12 +121,12 @@ function startBroker(clientOf: (clientId: string | null) => string, seen: Set<st
         });
         break;
       case 3: {
-        const names: string[] = (req.topics ?? []).map((t: { name: string | null }) => t.name ?? "golden");
+        const names: string[] = (req.topics ?? []).map((t: { name: string | null }) => t.name ?? 'golden');
         respond(sock, 3, version, cid, {
-          brokers: [{ nodeId: 0, host: "127.0.0.1", port: port(), rack: null }],
-          clusterId: "golden-cluster",
+          brokers: [{ nodeId: 0, host: '127.0.0.1', port: port(), rack: null }],
+          clusterId: 'golden-cluster',
           controllerId: 0,
-          topics: (names.length > 0 ? names : ["golden"]).map((name) => ({
+          topics: (names.length > 0 ? names : ['golden']).map((name) => ({
             errorCode: 0,
             name,
             partitions: [{ errorCode: 0, partitionIndex: 0, leaderId: 0, leaderEpoch: 0, replicaNodes: [0], isrNodes: [0], offlineReplicas: [] }],
@@ -153,56 +148,54 @@ function startBroker(clientOf: (clientId: string | null) => string, seen: Set<st
         sock.destroy();
     }
   };
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
 const CLIENT_DESC: Record<string, string> = {
-  librdkafka: "kcat 1.7 with librdkafka 2.0.2",
-  kafkajs: "kafkajs 2.2.4",
-  "kafka-python": "kafka-python 2.0.2",
-  "librdkafka-mock": "librdkafka 2.0.2 mock broker (via confluent-kafka-python 1.7.0)",
+  librdkafka: 'kcat 1.7 with librdkafka 2.0.2',
+  kafkajs: 'kafkajs 2.2.4',
+  'kafka-python': 'kafka-python 2.0.2',
+  'librdkafka-mock': 'librdkafka 2.0.2 mock broker (via confluent-kafka-python 1.7.0)',
 };
 
 async function captureRequests(): Promise<Captured[]> {
   const seen = new Set<string>();
   const captured: Captured[] = [];
-  let current = "unknown";
+  let current = 'unknown';
   const server = await startBroker(() => current, seen, captured);
   const port = (server.address() as net.AddressInfo).port;
   const bootstrap = `127.0.0.1:${port}`;
   console.log(`capture broker on ${bootstrap}`);
 
-  current = "librdkafka";
-  await run("kcat", ["-b", bootstrap, "-L", "-m", "5"]).catch((e) => console.warn("kcat -L:", e.message));
-  await run("sh", ["-c", `echo golden-value | kcat -b ${bootstrap} -P -t golden -p 0 -X linger.ms=0 -m 5`]).catch((e) =>
-    console.warn("kcat -P:", e.message),
-  );
+  current = 'librdkafka';
+  await run('kcat', ['-b', bootstrap, '-L', '-m', '5']).catch((e) => console.warn('kcat -L:', e.message));
+  await run('sh', ['-c', `echo golden-value | kcat -b ${bootstrap} -P -t golden -p 0 -X linger.ms=0 -m 5`]).catch((e) => console.warn('kcat -P:', e.message));
 
-  current = "kafkajs";
-  const { Kafka, logLevel } = await import("kafkajs");
-  const kafka = new Kafka({ clientId: "kafkajs-golden", brokers: [bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 0 } });
+  current = 'kafkajs';
+  const { Kafka, logLevel } = await import('kafkajs');
+  const kafka = new Kafka({ clientId: 'kafkajs-golden', brokers: [bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 0 } });
   const producer = kafka.producer({ allowAutoTopicCreation: false });
   try {
     await producer.connect();
     await producer.send({
-      topic: "golden",
+      topic: 'golden',
       acks: -1,
-      messages: [{ key: "k", value: "golden-value", timestamp: "1700000000000", headers: { h: "v" } }],
+      messages: [{ key: 'k', value: 'golden-value', timestamp: '1700000000000', headers: { h: 'v' } }],
     });
   } catch (e) {
-    console.warn("kafkajs:", (e as Error).message);
+    console.warn('kafkajs:', (e as Error).message);
   } finally {
     await producer.disconnect().catch(() => {});
   }
 
-  current = "kafka-python";
+  current = 'kafka-python';
   const py = [
-    "import kafka",
+    'import kafka',
     `p = kafka.KafkaProducer(bootstrap_servers='${bootstrap}', client_id='kafka-python-golden', request_timeout_ms=5000, max_block_ms=5000)`,
     "p.send('golden', b'golden-value', timestamp_ms=1700000000000).get(timeout=5)",
-    "p.close()",
-  ].join("\n");
-  await run("/usr/bin/python3", ["-c", py]).catch((e) => console.warn("kafka-python:", e.message));
+    'p.close()',
+  ].join('\n');
+  await run('/usr/bin/python3', ['-c', py]).catch((e) => console.warn('kafka-python:', e.message));
 
   server.close();
   return captured;
@@ -212,9 +205,9 @@ async function captureRequests(): Promise<Captured[]> {
 // Responses from the librdkafka mock broker
 
 async function findListeningPorts(pid: number): Promise<number[]> {
-  const { stdout } = await run("ss", ["-ltnpH"]);
+  const { stdout } = await run('ss', ['-ltnpH']);
   const ports: number[] = [];
-  for (const line of stdout.split("\n")) {
+  for (const line of stdout.split('\n')) {
     if (!line.includes(`pid=${pid},`)) continue;
     const m = /127\.0\.0\.1:(\d+)|\*:(\d+)|0\.0\.0\.0:(\d+)/.exec(line);
     if (m) ports.push(Number(m[1] ?? m[2] ?? m[3]));
@@ -224,7 +217,7 @@ async function findListeningPorts(pid: number): Promise<number[]> {
 
 function exchange(port: number, frames: Buffer[]): Promise<Buffer[]> {
   return new Promise((resolve, reject) => {
-    const sock = net.connect(port, "127.0.0.1");
+    const sock = net.connect(port, '127.0.0.1');
     const out: Buffer[] = [];
     let pending = Buffer.alloc(0);
     let i = 0;
@@ -236,9 +229,9 @@ function exchange(port: number, frames: Buffer[]): Promise<Buffer[]> {
       }
       sock.write(frames[i++]!);
     };
-    sock.on("connect", next);
-    sock.on("error", reject);
-    sock.on("data", (d) => {
+    sock.on('connect', next);
+    sock.on('error', reject);
+    sock.on('data', (d) => {
       pending = Buffer.concat([pending, d]);
       while (pending.length >= 4 && pending.length >= 4 + pending.readInt32BE(0)) {
         const n = pending.readInt32BE(0);
@@ -247,14 +240,14 @@ function exchange(port: number, frames: Buffer[]): Promise<Buffer[]> {
         next();
       }
     });
-    setTimeout(() => reject(new Error("mock broker timeout")), 5000).unref();
+    setTimeout(() => reject(new Error('mock broker timeout')), 5000).unref();
   });
 }
 
 function requestFrame(apiKey: number, version: number, correlationId: number, body: Record<string, unknown>): Buffer {
   const w = new Writer();
   const size = w.reserveInt32();
-  writeRequestHeader(w, requestHeaderVersion(apiKey, version), { requestApiKey: apiKey, requestApiVersion: version, correlationId, clientId: "pgkafka-golden" });
+  writeRequestHeader(w, requestHeaderVersion(apiKey, version), { requestApiKey: apiKey, requestApiVersion: version, correlationId, clientId: 'pgkafka-golden' });
   apiByKey.get(apiKey)!.writeRequest(w, version, body);
   w.patchInt32(size, w.length - 4);
   return w.toBuffer();
@@ -262,23 +255,23 @@ function requestFrame(apiKey: number, version: number, correlationId: number, bo
 
 async function captureMockResponses(): Promise<string[]> {
   const py = [
-    "import confluent_kafka, sys, time",
+    'import confluent_kafka, sys, time',
     "p = confluent_kafka.Producer({'bootstrap.servers': 'dummy', 'test.mock.num.brokers': 1})",
     "p.produce('golden', b'golden-value', partition=0)",
-    "p.flush(5)",
+    'p.flush(5)',
     "print('ready', flush=True)",
-    "time.sleep(30)",
-  ].join("\n");
-  const child = spawn("/usr/bin/python3", ["-c", py], { stdio: ["ignore", "pipe", "inherit"] });
+    'time.sleep(30)',
+  ].join('\n');
+  const child = spawn('/usr/bin/python3', ['-c', py], { stdio: ['ignore', 'pipe', 'inherit'] });
   const files: string[] = [];
   try {
     await new Promise<void>((resolve, reject) => {
-      child.stdout.on("data", (d: Buffer) => d.toString().includes("ready") && resolve());
-      child.on("exit", () => reject(new Error("python exited")));
-      setTimeout(() => reject(new Error("mock start timeout")), 10000).unref();
+      child.stdout.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
+      child.on('exit', () => reject(new Error('python exited')));
+      setTimeout(() => reject(new Error('mock start timeout')), 10000).unref();
     });
     const ports = await findListeningPorts(child.pid!);
-    if (ports.length === 0) throw new Error("mock broker port not found");
+    if (ports.length === 0) throw new Error('mock broker port not found');
     const port = ports[0]!;
     console.log(`librdkafka mock broker on 127.0.0.1:${port}`);
     // Versions within what the 2.0.2 mock supports. (Its answer to ApiVersions v3,
@@ -286,8 +279,8 @@ async function captureMockResponses(): Promise<string[]> {
     // v5 answer carries 4 stray trailing bytes, so neither is kept.)
     const plan: [number, number, Record<string, unknown>][] = [
       [18, 2, {}],
-      [3, 2, { topics: [{ name: "golden" }] }],
-      [10, 2, { key: "golden-group", keyType: 0 }],
+      [3, 2, { topics: [{ name: 'golden' }] }],
+      [10, 2, { key: 'golden-group', keyType: 0 }],
       [22, 4, { transactionalId: null, transactionTimeoutMs: 60000, producerId: -1n, producerEpoch: -1 }],
     ];
     const responses: Buffer[] = [];
@@ -304,13 +297,13 @@ async function captureMockResponses(): Promise<string[]> {
         join(OUT, file),
         hexFile(
           [
-            `client: ${CLIENT_DESC["librdkafka-mock"]}, answering a request written by pgkafka's codecs`,
+            `client: ${CLIENT_DESC['librdkafka-mock']}, answering a request written by pgkafka's codecs`,
             `api: ${name} (key ${apiKey}) response v${version}, response header v${hv}, correlation id ${h.correlationId}`,
-            "direction: response",
+            'direction: response',
             `api-key: ${apiKey}`,
             `api-version: ${version}`,
             `header-version: ${hv}`,
-            "bytes: the frame after its int32 size prefix (header + body)",
+            'bytes: the frame after its int32 size prefix (header + body)',
           ],
           resp,
         ),
@@ -328,5 +321,5 @@ for (const c of captured) console.log(`wrote ${c.file}`);
 try {
   for (const f of await captureMockResponses()) console.log(`wrote ${f}`);
 } catch (e) {
-  console.warn("mock responses skipped:", (e as Error).message);
+  console.warn('mock responses skipped:', (e as Error).message);
 }

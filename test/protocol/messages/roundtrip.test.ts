@@ -1,19 +1,14 @@
 // For every API and every version: random values built from the JSON spec
 // (seeded), write -> read -> equal to the value normalised for that version,
 // and write(read(bytes)) byte-identical.
-import { describe, expect, it } from "vitest";
-import { Reader } from "../../../src/protocol/codec/reader.js";
-import { Writer } from "../../../src/protocol/codec/writer.js";
-import * as messages from "../../../src/protocol/messages/index.js";
-import { apiByKey } from "../../../src/protocol/messages/index.js";
-import {
-  readRequestHeader,
-  requestHeaderVersion,
-  responseHeaderVersion,
-  writeRequestHeader,
-} from "../../../src/protocol/messages/request-header.js";
-import { readResponseHeader, writeResponseHeader } from "../../../src/protocol/messages/response-header.js";
-import { loadSpecs, mulberry32, rangeOf, SpecModel } from "./spec.js";
+import { describe, expect, it } from 'vitest';
+import { Reader } from '../../../src/protocol/codec/reader.js';
+import { Writer } from '../../../src/protocol/codec/writer.js';
+import * as messages from '../../../src/protocol/messages/index.js';
+import { apiByKey } from '../../../src/protocol/messages/index.js';
+import { readRequestHeader, requestHeaderVersion, responseHeaderVersion, writeRequestHeader } from '../../../src/protocol/messages/request-header.js';
+import { readResponseHeader, writeResponseHeader } from '../../../src/protocol/messages/response-header.js';
+import { loadSpecs, mulberry32, rangeOf, SpecModel } from './spec.js';
 
 const SEED = Number(process.env.PROTOCOL_SEED ?? 0x5eed1234);
 const VALUES_PER_VERSION = 6;
@@ -56,10 +51,10 @@ function roundTrip(model: SpecModel, read: ReadFn, write: WriteFn, version: numb
 
 const apis = [...apiByKey.values()].sort((a, b) => a.apiKey - b.apiKey);
 
-describe("generated codecs cover the spec", () => {
-  it("has a codec for every request/response pair with valid versions", () => {
+describe('generated codecs cover the spec', () => {
+  it('has a codec for every request/response pair with valid versions', () => {
     const expected = [...specs.values()]
-      .filter((s) => s.type === "request" && s.validVersions !== "none")
+      .filter((s) => s.type === 'request' && s.validVersions !== 'none')
       .map((s) => s.apiKey!)
       .sort((a, b) => a - b);
     expect(apis.map((a) => a.apiKey)).toEqual(expected);
@@ -71,74 +66,70 @@ describe("generated codecs cover the spec", () => {
   });
 });
 
-describe("round trip, every API and version", () => {
+describe('round trip, every API and version', () => {
   for (const api of apis) {
-    for (const kind of ["Request", "Response"] as const) {
+    for (const kind of ['Request', 'Response'] as const) {
       it(`${api.name}${kind} v${api.minVersion}-${api.maxVersion}`, () => {
         const model = new SpecModel(specs.get(api.name + kind)!);
-        const read = (kind === "Request" ? api.readRequest : api.readResponse) as ReadFn;
-        const write = (kind === "Request" ? api.writeRequest : api.writeResponse) as WriteFn;
+        const read = (kind === 'Request' ? api.readRequest : api.readResponse) as ReadFn;
+        const write = (kind === 'Request' ? api.writeRequest : api.writeResponse) as WriteFn;
         for (let v = api.minVersion; v <= api.maxVersion; v++) {
-          roundTrip(model, read, write, v, (SEED ^ (api.apiKey * 7919 + v * 104729 + (kind === "Request" ? 0 : 1))) >>> 0);
+          roundTrip(model, read, write, v, (SEED ^ (api.apiKey * 7919 + v * 104729 + (kind === 'Request' ? 0 : 1))) >>> 0);
         }
       });
     }
   }
 });
 
-describe("round trip, data schemas and headers", () => {
+describe('round trip, data schemas and headers', () => {
   for (const spec of specs.values()) {
-    if (spec.type !== "data" && spec.type !== "header") continue;
+    if (spec.type !== 'data' && spec.type !== 'header') continue;
     it(`${spec.name}`, () => {
       const mod = messages as unknown as Record<string, unknown>;
       const read = mod[`read${spec.name}`] as ReadFn;
       const write = mod[`write${spec.name}`] as WriteFn;
-      expect(typeof read).toBe("function");
+      expect(typeof read).toBe('function');
       const [min, max] = rangeOf(spec.validVersions)!;
       for (let v = min; v <= max; v++) roundTrip(new SpecModel(spec), read, write, v, (SEED + v * 31) >>> 0);
     });
   }
 });
 
-describe("headers", () => {
-  it("request header v1 and v2, ClientId always has an int16 length", () => {
+describe('headers', () => {
+  it('request header v1 and v2, ClientId always has an int16 length', () => {
     for (const hv of [1, 2]) {
       const w = new Writer();
-      writeRequestHeader(w, hv, { requestApiKey: 18, requestApiVersion: 3, correlationId: 7, clientId: "rdkafka" });
+      writeRequestHeader(w, hv, { requestApiKey: 18, requestApiVersion: 3, correlationId: 7, clientId: 'rdkafka' });
       const b = w.toBuffer();
-      const expected = Buffer.concat([
-        Buffer.from("00120003000000070007", "hex"),
-        Buffer.from("rdkafka"),
-        hv === 2 ? Buffer.from([0]) : Buffer.alloc(0),
-      ]);
-      expect(b.toString("hex")).toBe(expected.toString("hex"));
+      const expected = Buffer.concat([Buffer.from('00120003000000070007', 'hex'), Buffer.from('rdkafka'), hv === 2 ? Buffer.from([0]) : Buffer.alloc(0)]);
+      expect(b.toString('hex')).toBe(expected.toString('hex'));
       const r = new Reader(b);
-      expect(readRequestHeader(r, hv)).toEqual({ requestApiKey: 18, requestApiVersion: 3, correlationId: 7, clientId: "rdkafka" });
+      expect(readRequestHeader(r, hv)).toEqual({ requestApiKey: 18, requestApiVersion: 3, correlationId: 7, clientId: 'rdkafka' });
       expect(r.remaining()).toBe(0);
     }
   });
 
-  it("null client id and unknown header tags", () => {
+  it('null client id and unknown header tags', () => {
     const w = new Writer();
-    const h = { requestApiKey: 3, requestApiVersion: 12, correlationId: -5, clientId: null, unknownTaggedFields: [{ tag: 3, data: Buffer.from("hi") }] };
+    const h = { requestApiKey: 3, requestApiVersion: 12, correlationId: -5, clientId: null, unknownTaggedFields: [{ tag: 3, data: Buffer.from('hi') }] };
     writeRequestHeader(w, 2, h);
     const b = w.toBuffer();
-    expect(b.toString("hex")).toBe("0003000cfffffffbffff010302" + Buffer.from("hi").toString("hex"));
+    expect(b.toString('hex')).toBe('0003000cfffffffbffff010302' + Buffer.from('hi').toString('hex'));
     const r = new Reader(b);
     expect(readRequestHeader(r, 2)).toEqual(h);
   });
 
-  it("response header v0 and v1", () => {
+  it('response header v0 and v1', () => {
     const w0 = new Writer();
     writeResponseHeader(w0, 0, { correlationId: 42 });
-    expect(w0.toBuffer().toString("hex")).toBe("0000002a");
+    expect(w0.toBuffer().toString('hex')).toBe('0000002a');
     const w1 = new Writer();
     writeResponseHeader(w1, 1, { correlationId: 42 });
-    expect(w1.toBuffer().toString("hex")).toBe("0000002a00");
+    expect(w1.toBuffer().toString('hex')).toBe('0000002a00');
     expect(readResponseHeader(new Reader(w1.toBuffer()), 1)).toEqual({ correlationId: 42 });
   });
 
-  it("header versions", () => {
+  it('header versions', () => {
     expect(requestHeaderVersion(18, 3)).toBe(2);
     expect(requestHeaderVersion(18, 2)).toBe(1);
     expect(requestHeaderVersion(0, 9)).toBe(2);
@@ -153,10 +144,10 @@ describe("headers", () => {
   });
 });
 
-describe("defaults and tagged fields", () => {
-  it("decoders fill absent fields with spec defaults", () => {
+describe('defaults and tagged fields', () => {
+  it('decoders fill absent fields with spec defaults', () => {
     const w = new Writer();
-    messages.writeFetchRequest(w, 4, { maxWaitMs: 500, minBytes: 1, topics: [{ topic: "t", partitions: [{ partition: 0 }] }] });
+    messages.writeFetchRequest(w, 4, { maxWaitMs: 500, minBytes: 1, topics: [{ topic: 't', partitions: [{ partition: 0 }] }] });
     const m = messages.readFetchRequest(new Reader(w.toBuffer()), 4);
     expect(m.topics[0]!.partitions[0]!.highWatermark).toBe(9223372036854775807n); // tagged, v18+
     expect(m.topics[0]!.partitions[0]!.logStartOffset).toBe(-1n);
@@ -164,47 +155,47 @@ describe("defaults and tagged fields", () => {
     expect(m.replicaId).toBe(-1);
     expect(m.sessionEpoch).toBe(-1);
     expect(m.replicaState).toEqual({ replicaId: -1, replicaEpoch: -1n });
-    expect(m.rackId).toBe("");
+    expect(m.rackId).toBe('');
   });
 
-  it("known tagged fields are written only when not default, in tag order with unknown ones", () => {
+  it('known tagged fields are written only when not default, in tag order with unknown ones', () => {
     const base = { responses: [], throttleTimeMs: 0 };
     const w = new Writer();
     messages.writeProduceResponse(w, 10, base);
-    expect(w.toBuffer().toString("hex")).toBe("010000000000");
+    expect(w.toBuffer().toString('hex')).toBe('010000000000');
     const w2 = new Writer();
     messages.writeProduceResponse(w2, 10, {
       ...base,
-      nodeEndpoints: [{ nodeId: 1, host: "h", port: 9092, rack: null }],
+      nodeEndpoints: [{ nodeId: 1, host: 'h', port: 9092, rack: null }],
       unknownTaggedFields: [{ tag: 5, data: Buffer.from([0xaa]) }],
     });
     // 01 (responses: empty) 00000000 (throttle) 02 (two tags)
     // tag 0 size 0d: 02 (1 endpoint) 00000001 0268 00002384 00 (rack null) 00 (no tags)
     // tag 5 size 01 aa
-    expect(w2.toBuffer().toString("hex")).toBe("010000000002000d020000000102680000238400000501aa");
+    expect(w2.toBuffer().toString('hex')).toBe('010000000002000d020000000102680000238400000501aa');
   });
 
-  it("tagged struct equal to the default is omitted", () => {
+  it('tagged struct equal to the default is omitted', () => {
     const w = new Writer();
     messages.writeFetchResponse(w, 12, {
-      responses: [{ topic: "t", partitions: [{ partitionIndex: 0, currentLeader: { leaderId: -1, leaderEpoch: -1 }, records: Buffer.alloc(0) }] }],
+      responses: [{ topic: 't', partitions: [{ partitionIndex: 0, currentLeader: { leaderId: -1, leaderEpoch: -1 }, records: Buffer.alloc(0) }] }],
     });
     const m = messages.readFetchResponse(new Reader(w.toBuffer()), 12);
     expect(m.responses[0]!.partitions[0]!.currentLeader).toEqual({ leaderId: -1, leaderEpoch: -1 });
     const w2 = new Writer();
     messages.writeFetchResponse(w2, 12, {
-      responses: [{ topic: "t", partitions: [{ partitionIndex: 0, currentLeader: { leaderId: 3, leaderEpoch: 7 }, records: Buffer.alloc(0) }] }],
+      responses: [{ topic: 't', partitions: [{ partitionIndex: 0, currentLeader: { leaderId: 3, leaderEpoch: 7 }, records: Buffer.alloc(0) }] }],
     });
     expect(w2.length).toBeGreaterThan(w.length);
     const m2 = messages.readFetchResponse(new Reader(w2.toBuffer()), 12);
     expect(m2.responses[0]!.partitions[0]!.currentLeader).toEqual({ leaderId: 3, leaderEpoch: 7 });
   });
 
-  it("fields absent from the written version are skipped", () => {
+  it('fields absent from the written version are skipped', () => {
     const w = new Writer();
-    messages.writeProduceRequest(w, 3, { transactionalId: null, acks: -1, timeoutMs: 1000, topicData: [{ name: "t", topicId: "0123456789abcdef0123456789abcdef", partitionData: [] }] });
+    messages.writeProduceRequest(w, 3, { transactionalId: null, acks: -1, timeoutMs: 1000, topicData: [{ name: 't', topicId: '0123456789abcdef0123456789abcdef', partitionData: [] }] });
     const m = messages.readProduceRequest(new Reader(w.toBuffer()), 3);
-    expect(m.topicData[0]!.topicId).toBe("00000000-0000-0000-0000-000000000000");
-    expect(m.topicData[0]!.name).toBe("t");
+    expect(m.topicData[0]!.topicId).toBe('00000000-0000-0000-0000-000000000000');
+    expect(m.topicData[0]!.name).toBe('t');
   });
 });

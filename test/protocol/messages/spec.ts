@@ -1,7 +1,7 @@
 // Test-side reading of protocol-spec/messages, independent of the generator:
 // random values per version, and the value a decoder should produce for them.
-import { readFileSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 
 export interface FieldSpec {
   name: string;
@@ -26,16 +26,16 @@ export interface MessageSpec {
   commonStructs?: { name: string; fields: FieldSpec[] }[];
 }
 
-const SPEC_DIR = join(import.meta.dirname, "..", "..", "..", "protocol-spec", "messages");
+const SPEC_DIR = join(import.meta.dirname, '..', '..', '..', 'protocol-spec', 'messages');
 
 export function loadSpecs(): Map<string, MessageSpec> {
   const out = new Map<string, MessageSpec>();
   for (const f of readdirSync(SPEC_DIR).sort()) {
-    if (!f.endsWith(".json")) continue;
-    const text = readFileSync(join(SPEC_DIR, f), "utf8")
-      .split("\n")
-      .filter((l) => !l.trim().startsWith("//"))
-      .join("\n");
+    if (!f.endsWith('.json')) continue;
+    const text = readFileSync(join(SPEC_DIR, f), 'utf8')
+      .split('\n')
+      .filter((l) => !l.trim().startsWith('//'))
+      .join('\n');
     const m = JSON.parse(text) as MessageSpec;
     out.set(m.name, m);
   }
@@ -43,15 +43,15 @@ export function loadSpecs(): Map<string, MessageSpec> {
 }
 
 export function inRange(spec: string | undefined, v: number): boolean {
-  if (spec === undefined || spec === "none") return false;
-  if (spec.endsWith("+")) return v >= Number(spec.slice(0, -1));
-  const [a, b] = spec.split("-");
+  if (spec === undefined || spec === 'none') return false;
+  if (spec.endsWith('+')) return v >= Number(spec.slice(0, -1));
+  const [a, b] = spec.split('-');
   return v >= Number(a) && v <= Number(b ?? a);
 }
 
 export function rangeOf(spec: string): [number, number] | null {
-  if (spec === "none") return null;
-  const [a, b] = spec.split("-");
+  if (spec === 'none') return null;
+  const [a, b] = spec.split('-');
   return [Number(a), Number(b ?? a)];
 }
 
@@ -67,7 +67,7 @@ export function mulberry32(seed: number): () => number {
   };
 }
 
-const STRINGS = ["", "a", "topic-1", "héllo wörld", "日本語のトピック", "emoji 🎉🚀", "x".repeat(40), "__consumer_offsets"];
+const STRINGS = ['', 'a', 'topic-1', 'héllo wörld', '日本語のトピック', 'emoji 🎉🚀', 'x'.repeat(40), '__consumer_offsets'];
 
 type Struct = FieldSpec[];
 
@@ -77,7 +77,7 @@ export class SpecModel {
     const walk = (fields: FieldSpec[]) => {
       for (const f of fields) {
         if (f.fields) {
-          this.structs.set(f.type.replace(/^\[\]/, ""), f.fields);
+          this.structs.set(f.type.replace(/^\[\]/, ''), f.fields);
           walk(f.fields);
         }
       }
@@ -90,7 +90,7 @@ export class SpecModel {
   }
 
   private struct(f: FieldSpec): Struct {
-    const s = this.structs.get(f.type.replace(/^\[\]/, ""));
+    const s = this.structs.get(f.type.replace(/^\[\]/, ''));
     if (!s) throw new Error(`no struct ${f.type}`);
     return s;
   }
@@ -101,31 +101,31 @@ export class SpecModel {
 
   defaultOf(f: FieldSpec): unknown {
     const d = f.default;
-    if (f.type.startsWith("[]")) return d === "null" ? null : [];
+    if (f.type.startsWith('[]')) return d === 'null' ? null : [];
     switch (f.type) {
-      case "int8":
-      case "int16":
-      case "uint16":
-      case "int32":
-      case "float64": {
+      case 'int8':
+      case 'int16':
+      case 'uint16':
+      case 'int32':
+      case 'float64': {
         if (d === undefined) return 0;
         const s = String(d);
-        return s.startsWith("0x") ? parseInt(s.slice(2), 16) : Number(s);
+        return s.startsWith('0x') ? parseInt(s.slice(2), 16) : Number(s);
       }
-      case "int64":
+      case 'int64':
         return d === undefined ? 0n : BigInt(String(d));
-      case "bool":
-        return String(d).toLowerCase() === "true";
-      case "uuid":
-        return "00000000-0000-0000-0000-000000000000";
-      case "string":
-        return d === "null" ? null : d === undefined ? "" : String(d);
-      case "bytes":
-        return d === "null" ? null : Buffer.alloc(0);
-      case "records":
+      case 'bool':
+        return String(d).toLowerCase() === 'true';
+      case 'uuid':
+        return '00000000-0000-0000-0000-000000000000';
+      case 'string':
+        return d === 'null' ? null : d === undefined ? '' : String(d);
+      case 'bytes':
+        return d === 'null' ? null : Buffer.alloc(0);
+      case 'records':
         return null;
     }
-    return d === "null" ? null : this.defaultStruct(this.struct(f));
+    return d === 'null' ? null : this.defaultStruct(this.struct(f));
   }
 
   defaultStruct(s: Struct): Record<string, unknown> {
@@ -160,7 +160,7 @@ export class SpecModel {
     if (nullable && rnd() < 0.2) return null;
     // Sometimes leave the value at its default (tests the "only when != default" tagged rule).
     if (f.tag !== undefined && rnd() < 0.25) return this.defaultOf(f);
-    if (f.type.startsWith("[]")) {
+    if (f.type.startsWith('[]')) {
       const et = f.type.slice(2);
       const r = rnd();
       const n = r < 0.2 ? 0 : r < 0.6 ? 1 : depth > 2 ? 1 : 2 + Math.floor(rnd() * 2);
@@ -186,12 +186,10 @@ export class SpecModel {
       }
       if (x === null) {
         o[k] = null;
-      } else if (f.type.startsWith("[]")) {
+      } else if (f.type.startsWith('[]')) {
         const et = f.type.slice(2);
-        o[k] = (x as unknown[]).map((e) =>
-          PRIM.has(et) ? e : this.normalize(e as Record<string, unknown>, v, this.struct(f)),
-        );
-      } else if (f.type === "records") {
+        o[k] = (x as unknown[]).map((e) => (PRIM.has(et) ? e : this.normalize(e as Record<string, unknown>, v, this.struct(f))));
+      } else if (f.type === 'records') {
         o[k] = Array.isArray(x) ? Buffer.concat(x as Buffer[]) : x;
       } else if (!PRIM.has(f.type)) {
         o[k] = this.normalize(x as Record<string, unknown>, v, this.struct(f));
@@ -207,7 +205,7 @@ export class SpecModel {
   }
 }
 
-const PRIM = new Set(["int8", "int16", "uint16", "int32", "int64", "float64", "bool", "uuid", "string", "bytes", "records"]);
+const PRIM = new Set(['int8', 'int16', 'uint16', 'int32', 'int64', 'float64', 'bool', 'uuid', 'string', 'bytes', 'records']);
 
 export function camel(s: string): string {
   return s[0]!.toLowerCase() + s.slice(1);
@@ -232,35 +230,35 @@ function randBytes(rnd: () => number, max: number): Buffer {
 
 function randPrim(t: string, rnd: () => number): unknown {
   switch (t) {
-    case "int8":
+    case 'int8':
       return randInt(rnd, 8, true);
-    case "int16":
+    case 'int16':
       return randInt(rnd, 16, true);
-    case "uint16":
+    case 'uint16':
       return randInt(rnd, 16, false);
-    case "int32":
+    case 'int32':
       return randInt(rnd, 32, true);
-    case "int64": {
+    case 'int64': {
       const r = rnd();
       if (r < 0.1) return -1n;
       if (r < 0.15) return -(2n ** 63n);
       if (r < 0.2) return 2n ** 63n - 1n;
       return BigInt.asIntN(64, (BigInt(Math.floor(rnd() * 2 ** 32)) << 32n) | BigInt(Math.floor(rnd() * 2 ** 32)));
     }
-    case "float64":
+    case 'float64':
       return rnd() < 0.2 ? 0 : (rnd() - 0.5) * 1e9;
-    case "bool":
+    case 'bool':
       return rnd() < 0.5;
-    case "uuid": {
-      if (rnd() < 0.15) return "00000000-0000-0000-0000-000000000000";
-      const h = randBytesN(rnd, 16).toString("hex");
+    case 'uuid': {
+      if (rnd() < 0.15) return '00000000-0000-0000-0000-000000000000';
+      const h = randBytesN(rnd, 16).toString('hex');
       return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
     }
-    case "string":
+    case 'string':
       return STRINGS[Math.floor(rnd() * STRINGS.length)]!;
-    case "bytes":
+    case 'bytes':
       return randBytes(rnd, 24);
-    case "records": {
+    case 'records': {
       const r = rnd();
       if (r < 0.3) return [randBytes(rnd, 30), randBytesN(rnd, 1500), randBytes(rnd, 10)];
       return randBytes(rnd, 60);
@@ -283,6 +281,6 @@ export function errorCodes(msg: MessageSpec, m: Record<string, unknown>, version
     if (f.fields && Array.isArray(v)) for (const e of v) errorCodes(msg, e as Record<string, unknown>, version, f.fields, out);
   }
   // CreateTopics' TopicConfigErrorCode is about DescribeConfigs of the new topic, not the request.
-  for (const f of fields) if (inRange(f.versions, version) && /ErrorCode$/.test(f.name) && f.name !== "TopicConfigErrorCode") out.push(m[camel(f.name)] as number);
+  for (const f of fields) if (inRange(f.versions, version) && /ErrorCode$/.test(f.name) && f.name !== 'TopicConfigErrorCode') out.push(m[camel(f.name)] as number);
   return out;
 }

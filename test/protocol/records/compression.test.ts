@@ -84,17 +84,11 @@ describe('compress / decompress', () => {
 
   it.runIf(pythonHas('snappy'))('kafka-python snappy_decode reads our xerial output; we read its output', () => {
     const ours = compress(2, text);
-    const out = runPython(
-      'import sys,hashlib; from kafka.codec import snappy_decode; d=snappy_decode(sys.stdin.buffer.read()); print(len(d), hashlib.sha256(d).hexdigest())',
-      ours,
-    ).trim();
+    const out = runPython('import sys,hashlib; from kafka.codec import snappy_decode; d=snappy_decode(sys.stdin.buffer.read()); print(len(d), hashlib.sha256(d).hexdigest())', ours).trim();
     const { createHash } = require_crypto();
     expect(out).toBe(`${text.length} ${createHash('sha256').update(text).digest('hex')}`);
     const theirs = Buffer.from(
-      runPython(
-        'import sys,binascii; from kafka.codec import snappy_encode; sys.stdout.write(binascii.hexlify(snappy_encode(sys.stdin.buffer.read())).decode())',
-        text,
-      ),
+      runPython('import sys,binascii; from kafka.codec import snappy_encode; sys.stdout.write(binascii.hexlify(snappy_encode(sys.stdin.buffer.read())).decode())', text),
       'hex',
     );
     expect(theirs.subarray(0, 8)).toEqual(XERIAL_MAGIC);

@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  buildBatch,
-  decodeRecords,
-  parseBatches,
-  verifyCrc,
-  readBatchHeaderAt,
-  scanRecords,
-  type Compression,
-} from '../../../src/protocol/records/index.js';
+import { buildBatch, decodeRecords, parseBatches, verifyCrc, readBatchHeaderAt, scanRecords, type Compression } from '../../../src/protocol/records/index.js';
 
-const recs = (n: number) =>
-  Array.from({ length: n }, (_, i) => ({ key: Buffer.from(`k${i}`), value: Buffer.from(`v${i}`), headers: [{ key: 'h', value: null }] }));
+const recs = (n: number) => Array.from({ length: n }, (_, i) => ({ key: Buffer.from(`k${i}`), value: Buffer.from(`v${i}`), headers: [{ key: 'h', value: null }] }));
 
 describe('CRC', () => {
   for (const codec of [0, 2] as Compression[]) {
@@ -89,7 +80,7 @@ describe('truncation', () => {
 
   it('random garbage never throws', () => {
     let seed = 12345;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
     const base = buildBatch({ compression: 0, records: recs(10) });
     for (let iter = 0; iter < 3000; iter++) {
       const buf = Buffer.from(base);
@@ -136,7 +127,12 @@ describe('produce validation (Kafka error mapping)', () => {
   });
 
   it('magic 0/1 → INVALID_RECORD on produce; magic > 2 or < 0 → CORRUPT_MESSAGE', () => {
-    for (const [m, e] of [[0, 'INVALID_RECORD'], [1, 'INVALID_RECORD'], [3, 'CORRUPT_MESSAGE'], [-1, 'CORRUPT_MESSAGE']] as const) {
+    for (const [m, e] of [
+      [0, 'INVALID_RECORD'],
+      [1, 'INVALID_RECORD'],
+      [3, 'CORRUPT_MESSAGE'],
+      [-1, 'CORRUPT_MESSAGE'],
+    ] as const) {
       const b = good();
       b.writeInt8(m, 16);
       expect(parseBatches(b).error, `magic ${m}`).toBe(e);

@@ -5,15 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import {
-  type BatchHeader,
-  type KafkaRecord,
-  buildBatch,
-  decodeRecords,
-  parseBatches,
-  verifyCrc,
-  type Compression,
-} from '../../../src/protocol/records/index.js';
+import { type BatchHeader, type KafkaRecord, buildBatch, decodeRecords, parseBatches, verifyCrc, type Compression } from '../../../src/protocol/records/index.js';
 import { loadHex, pythonHas, runPython } from './helpers.js';
 
 const BASE_TS = 1700000000000n;
@@ -28,11 +20,27 @@ interface Expected {
 const EXPECTED_PY: Expected[] = [
   { key: 'key-0', value: 'value-0', headers: [['h1', 'v1']], ts: BASE_TS },
   { key: null, value: 'value-1', headers: [], ts: BASE_TS + 5n },
-  { key: 'k2', value: null, headers: [['a', null], ['b', '']], ts: BASE_TS + 10n },
+  {
+    key: 'k2',
+    value: null,
+    headers: [
+      ['a', null],
+      ['b', ''],
+    ],
+    ts: BASE_TS + 10n,
+  },
   { key: 'k3', value: 'x'.repeat(2000), headers: [['utf8-é', '\u0000\u0001']], ts: BASE_TS + 7n },
 ];
 const EXPECTED_JS: Expected[] = EXPECTED_PY.map((e, i) =>
-  i === 2 ? { ...e, headers: [['a', 'A'], ['b', '']] } : e,
+  i === 2
+    ? {
+        ...e,
+        headers: [
+          ['a', 'A'],
+          ['b', ''],
+        ],
+      }
+    : e,
 );
 
 function check(buf: Buffer, expected: Expected[], codec: Compression): BatchHeader {
@@ -181,7 +189,13 @@ print(json.dumps(out))
         timestampDelta: BigInt(i),
         key: i === 3 ? null : Buffer.from(`key-${i}`),
         value: i === 4 ? null : Buffer.from(`value-${i}-`.repeat(200)),
-        headers: i % 5 === 0 ? [{ key: 'h', value: Buffer.from([i]) }, { key: 'n', value: null }] : [],
+        headers:
+          i % 5 === 0
+            ? [
+                { key: 'h', value: Buffer.from([i]) },
+                { key: 'n', value: null },
+              ]
+            : [],
       }));
       const buf = buildBatch({ baseOffset: 100n, baseTimestamp: 5000n, compression: codec, records });
       const out = JSON.parse(runPython(PY_READ, buf)) as {

@@ -131,9 +131,7 @@ describe('buildBatch → parseBatches → decodeRecords', () => {
   });
 
   it('many batches back to back; readBatchHeaderAt walks them', () => {
-    const parts = CODECS.map((c, i) =>
-      buildBatch({ compression: c, baseOffset: BigInt(i * 100), records: sample(10 + i) }),
-    );
+    const parts = CODECS.map((c, i) => buildBatch({ compression: c, baseOffset: BigInt(i * 100), records: sample(10 + i) }));
     const buf = Buffer.concat(parts);
     const p = parseBatches(buf, { mode: 'log', verifyCrc: true });
     expect(p.error).toBeNull();

@@ -4,8 +4,13 @@ import { AclOperation, AclPermission, PatternType, ResourceType, type AclBinding
 import type { Announcement, HarnessRef } from './harness.js';
 
 const acl: AclBinding = {
-  resourceType: ResourceType.TOPIC, resourceName: 'orders', patternType: PatternType.LITERAL, principal: 'User:alice', host: '*',
-  operation: AclOperation.READ, permissionType: AclPermission.ALLOW,
+  resourceType: ResourceType.TOPIC,
+  resourceName: 'orders',
+  patternType: PatternType.LITERAL,
+  principal: 'User:alice',
+  host: '*',
+  operation: AclOperation.READ,
+  permissionType: AclPermission.ALLOW,
 };
 
 /** Every broker drops its cached copy when told: each change that matters is announced once it is stored, and only then. */

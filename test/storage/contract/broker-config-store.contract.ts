@@ -7,7 +7,7 @@ export function brokerConfigStorageContract(h: HarnessRef): void {
       expect(await h().brokerConfigs.load(1)).toEqual({ clusterDefault: {}, broker: {} });
     });
 
-    it('keeps the cluster default and each broker\'s configs apart', async () => {
+    it("keeps the cluster default and each broker's configs apart", async () => {
       const store = h().brokerConfigs;
       await store.update('', () => ({ 'log.retention.ms': '1000' }));
       await store.update('1', () => ({ 'log.cleaner.threads': '2' }));
@@ -27,7 +27,7 @@ export function brokerConfigStorageContract(h: HarnessRef): void {
       expect((await store.load(2)).broker).toEqual({});
     });
 
-    it('concurrent updates keep each other\'s changes', async () => {
+    it("concurrent updates keep each other's changes", async () => {
       const store = h().brokerConfigs;
       await Promise.all(Array.from({ length: 8 }, (_, i) => store.update('', (current) => ({ ...current, [`k${i}`]: String(i) }))));
       expect(Object.keys((await store.load(1)).clusterDefault).sort()).toEqual(['k0', 'k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'k7']);

@@ -67,7 +67,10 @@ export function clusterStorageContract(h: HarnessRef): void {
       const { store, close } = await h().cluster(a);
       await store.registerBroker(broker(2, { listeners: null }), a, LIVE_MS);
       await store.registerBroker(broker(1), b, LIVE_MS);
-      expect((await store.liveBrokers(LIVE_MS)).live.map((r) => [r.nodeId, r.listeners])).toEqual([[1, { PLAINTEXT: { host: 'h', port: 9092 } }], [2, null]]);
+      expect((await store.liveBrokers(LIVE_MS)).live.map((r) => [r.nodeId, r.listeners])).toEqual([
+        [1, { PLAINTEXT: { host: 'h', port: 9092 } }],
+        [2, null],
+      ]);
       expect(await store.liveBrokers(0)).toEqual({ live: [], registered: [1, 2] });
       await store.unregisterBroker(2, b);
       expect((await store.liveBrokers(LIVE_MS)).registered).toEqual([1, 2]);

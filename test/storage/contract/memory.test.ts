@@ -1,7 +1,14 @@
 // The storage contracts against the in-memory stores (no PostgreSQL).
 import { beforeEach, describe } from 'vitest';
 import {
-  MemoryAclStore, MemoryBrokerConfigStore, MemoryClusterStore, MemoryDatabase, MemoryProducerIds, MemoryTopicStore, MemoryTransactionStore, MemoryUserStore,
+  MemoryAclStore,
+  MemoryBrokerConfigStore,
+  MemoryClusterStore,
+  MemoryDatabase,
+  MemoryProducerIds,
+  MemoryTopicStore,
+  MemoryTransactionStore,
+  MemoryUserStore,
 } from '../../../src/storage/memory/index.js';
 import { compareText } from '../../../src/storage/memory/database.js';
 import { FakeClock } from '../../support/fake-clock.js';

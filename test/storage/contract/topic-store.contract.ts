@@ -37,7 +37,7 @@ export function topicStorageContract(h: HarnessRef): void {
       expect(called).toBe(false);
     });
 
-    it('concurrent config updates keep each other\'s changes', async () => {
+    it("concurrent config updates keep each other's changes", async () => {
       const store = h().topics;
       const t = topic('orders', { configs: {} });
       await store.create(t);

@@ -70,7 +70,7 @@ export function transactionStorageContract(h: HarnessRef): void {
       expect((await store.loadAll()).offsets.has('tx-b')).toBe(false);
     });
 
-    it('a commit makes the staged offsets the group\'s committed offsets, replacing older ones, and records the final state', async () => {
+    it("a commit makes the staged offsets the group's committed offsets, replacing older ones, and records the final state", async () => {
       const { transactions: store, committedOffsets, commitOffset } = h();
       await commitOffset({ groupId: 'billing', topic: 'orders', partition: 0, committedOffset: 7n, leaderEpoch: 1, metadata: 'old' });
       await store.save(txn());

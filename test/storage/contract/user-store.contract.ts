@@ -13,10 +13,12 @@ export function userStorageContract(h: HarnessRef): void {
   describe('UserStorage', () => {
     it('keeps a credential per user and mechanism; an upsert replaces it', async () => {
       const store = h().users;
-      expect(await store.alter([
-        { kind: 'upsert', user: 'alice', mechanism: 'SCRAM-SHA-256', credential: cred(1) },
-        { kind: 'upsert', user: 'alice', mechanism: 'SCRAM-SHA-512', credential: cred(5) },
-      ])).toEqual([true, true]);
+      expect(
+        await store.alter([
+          { kind: 'upsert', user: 'alice', mechanism: 'SCRAM-SHA-256', credential: cred(1) },
+          { kind: 'upsert', user: 'alice', mechanism: 'SCRAM-SHA-512', credential: cred(5) },
+        ]),
+      ).toEqual([true, true]);
       expect(await store.alter([{ kind: 'upsert', user: 'alice', mechanism: 'SCRAM-SHA-256', credential: cred(9, 8192) }])).toEqual([true]);
       expect(await store.credential('alice', 'SCRAM-SHA-256')).toEqual(cred(9, 8192));
       expect(await store.credential('alice', 'SCRAM-SHA-512')).toEqual(cred(5));
@@ -44,11 +46,13 @@ export function userStorageContract(h: HarnessRef): void {
     it('a deletion says whether it removed a credential', async () => {
       const store = h().users;
       await store.alter([{ kind: 'upsert', user: 'alice', mechanism: 'SCRAM-SHA-256', credential: cred(1) }]);
-      expect(await store.alter([
-        { kind: 'delete', user: 'alice', mechanism: 'SCRAM-SHA-256' },
-        { kind: 'delete', user: 'alice', mechanism: 'SCRAM-SHA-256' },
-        { kind: 'delete', user: 'bob', mechanism: 'SCRAM-SHA-512' },
-      ])).toEqual([true, false, false]);
+      expect(
+        await store.alter([
+          { kind: 'delete', user: 'alice', mechanism: 'SCRAM-SHA-256' },
+          { kind: 'delete', user: 'alice', mechanism: 'SCRAM-SHA-256' },
+          { kind: 'delete', user: 'bob', mechanism: 'SCRAM-SHA-512' },
+        ]),
+      ).toEqual([true, false, false]);
       expect(await store.list()).toEqual([]);
     });
 
@@ -56,10 +60,12 @@ export function userStorageContract(h: HarnessRef): void {
       const store = h().users;
       expect(await store.credential('a\u0000b', 'SCRAM-SHA-256')).toBeNull();
       expect(await store.list(['a\u0000b'])).toEqual([]);
-      await expect(store.alter([
-        { kind: 'upsert', user: 'alice', mechanism: 'SCRAM-SHA-256', credential: cred(1) },
-        { kind: 'upsert', user: 'a\u0000b', mechanism: 'SCRAM-SHA-256', credential: cred(2) },
-      ])).rejects.toThrow();
+      await expect(
+        store.alter([
+          { kind: 'upsert', user: 'alice', mechanism: 'SCRAM-SHA-256', credential: cred(1) },
+          { kind: 'upsert', user: 'a\u0000b', mechanism: 'SCRAM-SHA-256', credential: cred(2) },
+        ]),
+      ).rejects.toThrow();
       expect(await store.list()).toEqual([]);
     });
   });

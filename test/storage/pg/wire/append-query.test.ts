@@ -32,10 +32,7 @@ describe('AppendQuery', () => {
     new AppendQuery(statement, values).prepare(connection);
     const bind = Buffer.concat(bindMessage(statement.name, values));
     const shape = sent.map((s) => (typeof s === 'string' ? s : 'bytes'));
-    expect(shape).toEqual([
-      'Parse pgkafka_test: SELECT $1::int8, $2::bytea', 'bytes', 'bytes', 'bytes', 'Describe P', 'Execute', 'Sync',
-      'bytes', 'bytes', 'bytes', 'Describe P', 'Execute', 'Sync',
-    ]);
+    expect(shape).toEqual(['Parse pgkafka_test: SELECT $1::int8, $2::bytea', 'bytes', 'bytes', 'bytes', 'Describe P', 'Execute', 'Sync', 'bytes', 'bytes', 'bytes', 'Describe P', 'Execute', 'Sync']);
     expect(Buffer.concat(sent.slice(1, 4) as Buffer[])).toEqual(bind);
     // The 4 KiB value goes to the socket as the buffer it was given.
     expect(sent[2]).toBe(large);

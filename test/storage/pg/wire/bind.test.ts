@@ -10,13 +10,15 @@ const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 describe('bindMessage', () => {
   it('writes text parameters as text and Buffers as binary, with one text result format', () => {
     const bytes = Buffer.concat(bindMessage('st', ['ab', Buffer.from([0xff, 0x00])]));
-    expect(bytes).toEqual(hex(`
+    expect(bytes).toEqual(
+      hex(`
       42 00000020
       00
       737400
       0002 0000 0001
       0002 00000002 6162 00000002 ff00
-      0001 0000`));
+      0001 0000`),
+    );
   });
 
   it('writes no parameters for a statement without them', () => {
@@ -30,13 +32,15 @@ describe('bindMessage', () => {
     // The value's pieces are written as they are, not copied.
     expect(pieces).toContain(big);
     expect(pieces).toContain(tail);
-    expect(Buffer.concat(pieces)).toEqual(hex(`
+    expect(Buffer.concat(pieces)).toEqual(
+      hex(`
       42 00000029
       00
       7300
       0003 0000 0001 0001
       0003 00000001 31 00000006 aaaaaaaaaa bb 00000001 07
-      0001 0000`));
+      0001 0000`),
+    );
   });
 
   it('counts a multi-byte statement name and text parameter by their UTF-8 bytes', () => {
