@@ -39,7 +39,7 @@ describe('broker fuzzing', () => {
     const stats = await runFuzz({ bootstrap: fuzz.bootstrap, seed: SEED, cases: CASES, seededTopic: SEEDED_TOPIC });
     process.stdout.write(`${formatStats(stats)}\n`);
     if (fuzz.errors.length > 0) {
-      // Internal errors close the connection (clients retry): reported with the APIs and first case of each.
+      // Internal errors are answered with the API's retriable code (Metadata and SASL close instead): reported with the APIs and first case of each.
       process.stdout.write(`broker error logs:\n${summarizeErrors(fuzz.errors)}\n`);
     }
 

@@ -1,12 +1,14 @@
 // Fuzz cases for a running broker: the request targets, case generation from
 // (seed, index), mutation, and the local decode that predicts what the broker
 // must do with each frame (test/fuzz/harness.ts runs them).
+import { aclFilterOf } from '../../src/handlers/authorization.js';
 import { HandlerRegistry } from '../../src/handlers/registry.js';
 import { Reader } from '../../src/protocol/codec/reader.js';
 import type { ApiCodec } from '../../src/protocol/codec/types.js';
 import { Writer } from '../../src/protocol/codec/writer.js';
 import { apiByKey, readRequestHeader, requestHeaderVersion, writeRequestHeader } from '../../src/protocol/messages/index.js';
 import { ATTRIBUTES_OFFSET, buildBatch, CRC_OFFSET, crc32c, RECORDS_OFFSET, type Compression } from '../../src/protocol/records/index.js';
+import { hasUnknownCode } from '../../src/security/acl.js';
 import { loadSpecs, mulberry32, SpecModel } from '../protocol/messages/spec.js';
 
 /** The largest frame the fuzzed broker accepts (smaller than the default so "huge" sizes close at once). */
@@ -231,7 +233,20 @@ export function predict(body: Buffer): { expect: Expect; correlationId: number; 
   const request = r.error ? null : (handler.codec.readRequest(r, version) as { acks?: number } | null);
   if (r.error || request === null) return { expect: 'close', correlationId, answerVersion: 0 };
   if (apiKey === 0 && request.acks === 0) return { expect: 'silent', correlationId, answerVersion: version };
+  if (hasUnknownAclCode(apiKey, request)) return { expect: 'close', correlationId, answerVersion: 0 };
   return { expect: 'answer', correlationId, answerVersion: version };
+}
+
+/** The ACL APIs close the connection on an ACL binding or filter holding an UNKNOWN (0) code, as Kafka's request parser refuses it. */
+function hasUnknownAclCode(apiKey: number, request: unknown): boolean {
+  type Filter = Parameters<typeof aclFilterOf>[0];
+  if (apiKey === 29) return hasUnknownCode(aclFilterOf(request as Filter));
+  if (apiKey === 30) {
+    const { creations } = request as { creations: { resourceType: number; resourcePatternType: number; operation: number; permissionType: number }[] };
+    return creations.some((c) => hasUnknownCode({ ...c, patternType: c.resourcePatternType }));
+  }
+  if (apiKey === 31) return (request as { filters: Filter[] }).filters.some((f) => hasUnknownCode(aclFilterOf(f)));
+  return false;
 }
 
 export function makeCase(seed: number, index: number): FuzzCase {
