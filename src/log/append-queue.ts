@@ -8,7 +8,7 @@
 // more CPU than the rows of a small batch). Larger flushes, and flushes that
 // open or end transactions, go alone, so PostgreSQL works on them in
 // parallel backends.
-import type { Appended, StoreAppend, TxnChanges } from '../storage/pg/log-store.js';
+import type { Appended, StoreAppend, TxnChanges } from '../storage/log-types.js';
 import type { AppendResult, IncomingBatch, PartitionLog } from './partition-log.js';
 
 /** The queue's bounds (configuration; see config/schema.ts). */
@@ -31,7 +31,7 @@ export const DEFAULT_APPEND_QUEUE_BOUNDS: AppendQueueBounds = {
   sharedStatementsInFlight: 2,
 };
 
-/** The statements the queue sends (LogStore). */
+/** The statements the queue sends (LogStorage). */
 export interface AppendStatements {
   append(topicId: string, partition: number, offsetCount: bigint, batches: StoreAppend['batches'], txn: TxnChanges | null, logEnd: bigint): Promise<Appended | null>;
   /** Each append's result in the order given: its offsets, null for no such partition, or an Error when not stored. */

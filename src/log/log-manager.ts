@@ -10,9 +10,8 @@
 // PartitionLog's getters.
 import type { Clock } from '../clock.js';
 import type { Logger } from '../observability/logger.js';
-import type { LogStore } from '../storage/pg/log-store.js';
-import type { LogStartChange, PartitionStore } from '../storage/pg/partition-store.js';
-import type { ProducerStore } from '../storage/pg/producer-store.js';
+import type { LogStartChange } from '../storage/log-types.js';
+import type { LogStorage, PartitionStorage, ProducerStorage } from './log-storage.js';
 import { Announcements, type Announcer } from './announcements.js';
 import { AppendQueue, type AppendQueueBounds } from './append-queue.js';
 import { LogReader, READ_UNCOMMITTED, type ReadResult } from './log-reader.js';
@@ -32,10 +31,10 @@ export { READ_COMMITTED, READ_UNCOMMITTED, type ReadResult } from './log-reader.
 export { EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIERED_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, type OffsetLookup } from './offset-lookup.js';
 
 export interface LogManagerOptions {
-  store: LogStore;
+  store: LogStorage;
   announcer: Announcer;
-  partitionStore: PartitionStore;
-  producerStore: ProducerStore;
+  partitionStore: PartitionStorage;
+  producerStore: ProducerStorage;
   tail: TailCache;
   /** This broker process's instance id (it names its announcements). */
   instanceId: string;

@@ -4,7 +4,7 @@
 // offset, with the aborted transactions of the range returned.
 import { ErrorCode } from '../protocol/errors.js';
 import { LAST_OFFSET_DELTA_OFFSET } from '../protocol/records/index.js';
-import type { StoredBatch } from '../storage/pg/log-store.js';
+import type { StoredBatch } from '../storage/log-types.js';
 import type { PartitionLog } from './partition-log.js';
 import type { ReadAhead } from './read-ahead.js';
 import type { TailCache } from './tail-cache.js';
@@ -24,7 +24,7 @@ export interface ReadResult {
   abortedTransactions: { producerId: bigint; firstOffset: bigint }[] | null;
 }
 
-/** What reads ask of the log's rows (LogStore). */
+/** What reads ask of the log's rows (LogStorage). */
 export interface StoredReads {
   read(topicId: string, partition: number, from: bigint, highWatermark: bigint, maxBytes: number, minOne: boolean): Promise<StoredBatch[]>;
   abortedTransactions(topicId: string, partition: number, from: bigint, to: bigint): Promise<{ producerId: bigint; firstOffset: bigint }[]>;

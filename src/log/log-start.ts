@@ -2,12 +2,13 @@
 // answer OFFSET_OUT_OF_RANGE at once; the batches below it are deleted in
 // bounded chunks afterwards, in the background.
 import type { Logger } from '../observability/logger.js';
-import type { LogStartChange, PartitionStore } from '../storage/pg/partition-store.js';
+import type { LogStartChange } from '../storage/log-types.js';
+import type { PartitionStorage } from './log-storage.js';
 import type { PartitionLog } from './partition-log.js';
 import { LogCode } from '../observability/log-codes.js';
 
 export interface LogStartOptions {
-  store: Pick<PartitionStore, 'advanceLogStart' | 'deleteBelowLogStart'>;
+  store: Pick<PartitionStorage, 'advanceLogStart' | 'deleteBelowLogStart'>;
   /** Batches deleted per statement. */
   chunkBatches: number;
   /** The NOTIFY payload prefix that announces the move to other brokers. */

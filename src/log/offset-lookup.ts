@@ -3,7 +3,7 @@
 // -5 latest tiered).
 import { ErrorCode } from '../protocol/errors.js';
 import { decodeRecords, readBatchHeaderAt } from '../protocol/records/index.js';
-import type { StoredBatch } from '../storage/pg/log-store.js';
+import type { StoredBatch } from '../storage/log-types.js';
 import { READ_COMMITTED, READ_UNCOMMITTED } from './log-reader.js';
 import type { PartitionLog } from './partition-log.js';
 
@@ -19,7 +19,7 @@ export const MAX_TIMESTAMP = -3n;
 export const EARLIEST_LOCAL_TIMESTAMP = -4n;
 export const LATEST_TIERED_TIMESTAMP = -5n;
 
-/** The batches the look-ups read (LogStore). */
+/** The batches the look-ups read (LogStorage). */
 export interface TimestampIndex {
   firstBatchWithTimestampAtLeast(topicId: string, partition: number, timestamp: bigint, logStartOffset: bigint): Promise<StoredBatch | null>;
   batchWithMaxTimestamp(topicId: string, partition: number, logStartOffset: bigint): Promise<StoredBatch | null>;

@@ -7,7 +7,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../observability/logger.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { OutcomeUnsettled } from '../storage/pg/append-outcome.js';
-import type { Appended, BatchToAppend, StoreAppend, TxnChanges } from '../storage/pg/log-store.js';
+import type { Appended, BatchToAppend, StoreAppend, TxnChanges } from '../storage/log-types.js';
 import { AppendError } from './append-error.js';
 import type { PendingAppend } from './append-queue.js';
 import type { PartitionLog } from './partition-log.js';

@@ -1,12 +1,12 @@
 // The partitions this process has touched, loaded from PostgreSQL a topic at
 // a time on first use, and read back (one partition, or all after missed
 // notifications) when other brokers' appends made their state stale.
-import type { PartitionSnapshotRow } from '../storage/pg/log-store.js';
+import type { PartitionSnapshotRow } from '../storage/log-types.js';
 import type { Logger } from '../observability/logger.js';
 import { PartitionLog } from './partition-log.js';
 import { LogCode } from '../observability/log-codes.js';
 
-/** What loading reads (LogStore). */
+/** What loading reads (LogStorage). */
 export interface PartitionSnapshots {
   partitionSnapshots(topicId: string, partition?: number | null): Promise<PartitionSnapshotRow[]>;
 }

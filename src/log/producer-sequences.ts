@@ -5,13 +5,13 @@
 import type { Clock } from '../clock.js';
 import { ErrorCode } from '../protocol/errors.js';
 import type { BatchHeader } from '../protocol/records/index.js';
-import type { StoredProducerBatch } from '../storage/pg/producer-store.js';
+import type { StoredProducerBatch } from '../storage/log-types.js';
 import type { PendingAppend } from './append-queue.js';
 import { AppendError } from './append-error.js';
 import type { PartitionLog } from './partition-log.js';
 import { checkSequence, isExpired, PRODUCER_BATCHES_KEPT, recordAppend, type ProducerEntry, type SequenceCheck } from './producer-state.js';
 
-/** What the checks read from the log (ProducerStore). */
+/** What the checks read from the log (ProducerStorage). */
 export interface ProducerBatches {
   lastBatches(topicId: string, partition: number, producerId: bigint, limit: number): Promise<StoredProducerBatch[]>;
 }

@@ -6,7 +6,7 @@
 // is INVALID_PRODUCER_EPOCH.
 import { ErrorCode } from '../protocol/errors.js';
 import type { BatchHeader } from '../protocol/records/index.js';
-import type { ProducerBatch } from '../storage/pg/producer-store.js';
+import type { ProducerBatch } from '../storage/log-types.js';
 
 export const PRODUCER_BATCHES_KEPT = 5;
 const MAX_SEQUENCE = 2 ** 31 - 1;

@@ -7,7 +7,7 @@
 // per partition at a time; their bytes are bounded in total, and a read
 // nobody asks for within a few seconds is dropped.
 import { systemClock, type Clock, type Timer } from '../clock.js';
-import type { StoredBatch } from '../storage/pg/log-store.js';
+import type { StoredBatch } from '../storage/log-types.js';
 
 interface Slot {
   from: bigint;

@@ -24,6 +24,47 @@ export interface MemoryCommittedOffset {
   commitTimestamp: Date;
 }
 
+/** A stored batch (table batches), its base offset already written into `data`. */
+export interface MemoryBatch {
+  baseOffset: bigint;
+  lastOffset: bigint;
+  recordCount: number;
+  firstTimestamp: bigint;
+  maxTimestamp: bigint;
+  producerId: bigint;
+  producerEpoch: number;
+  baseSequence: number;
+  isTransactional: boolean;
+  isControl: boolean;
+  size: number;
+  data: Buffer;
+}
+
+/** A partition's row (table partitions) with its batches in offset order and its transaction index (open_txns, aborted_txns). */
+export interface MemoryPartition {
+  topicId: string;
+  partition: number;
+  /** The high watermark. */
+  nextOffset: bigint;
+  logStartOffset: bigint;
+  leaderEpoch: number;
+  batches: MemoryBatch[];
+  /** Producer id → first offset of its open transaction. */
+  openTxns: Map<bigint, bigint>;
+  abortedTxns: { producerId: bigint; firstOffset: bigint; lastOffset: bigint }[];
+}
+
+export const newPartition = (topicId: string, partition: number): MemoryPartition => ({
+  topicId,
+  partition,
+  nextOffset: 0n,
+  logStartOffset: 0n,
+  leaderEpoch: 0,
+  batches: [],
+  openTxns: new Map(),
+  abortedTxns: [],
+});
+
 export interface MemoryBroker {
   nodeId: number;
   host: string;
@@ -68,7 +109,11 @@ export const key = (...parts: (string | number)[]): string => parts.join('\u0000
 
 export class MemoryDatabase {
   readonly topics = new Map<string, TopicRow>();
+  /** By topic id\0partition; created and dropped with their topic. */
+  readonly partitions = new Map<string, MemoryPartition>();
   readonly committedOffsets = new Map<string, MemoryCommittedOffset>();
+  /** Records groups never read before a log start passed them, by group\0topic\0partition (table deleted_unread). */
+  readonly deletedUnread = new Map<string, bigint>();
   readonly transactions = new Map<string, StoredTransaction & { updatedAt: Date }>();
   /** Staged TxnOffsetCommit offsets by transactional id, then group\0topic\0partition. */
   readonly txnOffsets = new Map<string, Map<string, PendingTxnOffset>>();

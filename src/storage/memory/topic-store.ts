@@ -1,9 +1,9 @@
 import type { TopicRow } from '../topic-types.js';
-import { compareText, MemoryStorageError, text, type MemoryDatabase } from './database.js';
+import { compareText, key, MemoryStorageError, newPartition, text, type MemoryDatabase } from './database.js';
 
 const copy = (t: TopicRow): TopicRow => ({ ...t, configs: { ...t.configs } });
 
-/** Topics in memory (table topics; the partitions' log state is the log's own). */
+/** Topics in memory (table topics), created and deleted with their partitions. */
 export class MemoryTopicStore {
   constructor(private readonly db: MemoryDatabase) {}
 
@@ -26,6 +26,7 @@ export class MemoryTopicStore {
     }
     if (this.db.topics.has(topic.topicId)) throw new MemoryStorageError('duplicate key value violates unique constraint "topics_pkey"', '23505');
     this.db.topics.set(topic.topicId, copy(topic));
+    for (let i = 0; i < topic.partitionCount; i++) this.db.partitions.set(key(topic.topicId, i), newPartition(topic.topicId, i));
     this.db.notify('topics', topic.name);
     return true;
   }
@@ -45,6 +46,7 @@ export class MemoryTopicStore {
     const t = this.db.topics.get(topicId);
     if (!t) return false;
     this.db.topics.delete(topicId);
+    for (let i = 0; i < t.partitionCount; i++) this.db.partitions.delete(key(topicId, i));
     // Kafka drops a deleted topic's committed offsets too.
     for (const [k, o] of this.db.committedOffsets) if (o.topic === t.name) this.db.committedOffsets.delete(k);
     this.db.notify('topics', t.name);

@@ -3,46 +3,11 @@ import { boolArray, byteaArray, byteaArrayChunks, int2Array, int4Array, int8Arra
 import { copyRows } from './wire/copy-binary.js';
 import { OutcomeUnknown, runAppendStatement, settleLostAppends, type LostAppend, type Settled } from './append-outcome.js';
 import { AppendQuery, type BindValue } from './wire/append-query.js';
+import type { Appended, BatchToAppend, PartitionSnapshotRow, StoreAppend, StoredBatch, TxnChanges } from '../log-types.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** A batch to append, with its offset relative to the first offset the flush assigns. */
-export interface BatchToAppend {
-  data: Buffer;
-  relativeOffset: bigint;
-  lastOffsetDelta: number;
-  recordCount: number;
-  firstTimestamp: bigint;
-  maxTimestamp: bigint;
-  producerId: bigint;
-  producerEpoch: number;
-  baseSequence: number;
-  isTransactional: boolean;
-  isControl: boolean;
-}
-
-/** Transactions a flush opens (a producer's first transactional batch here) and ends (its marker), by relative offset. */
-export interface TxnChanges {
-  opened: { producerId: bigint; relativeOffset: bigint }[];
-  ended: { producerId: bigint; relativeOffset: bigint; commit: boolean }[];
-}
-
-export interface StoredBatch {
-  baseOffset: bigint;
-  lastOffset: bigint;
-  data: Buffer;
-}
-
-/** A partition's offsets and transaction index, read in one snapshot. */
-export interface PartitionSnapshotRow {
-  partition: number;
-  highWatermark: bigint;
-  logStartOffset: bigint;
-  leaderEpoch: number;
-  /** Producer id → first offset of its open transaction. */
-  openTxns: Map<bigint, bigint>;
-  hasAbortedTxns: boolean;
-}
+export type { Appended, BatchToAppend, PartitionSnapshotRow, StoreAppend, StoredBatch, TxnChanges } from '../log-types.js';
 
 // One row per open transaction (or one without), in one snapshot with the offsets.
 const PARTITION_SNAPSHOTS_SQL = `
@@ -170,21 +135,6 @@ function batchColumns(batches: readonly BatchToAppend[], chunked: boolean): Bind
     boolArray(batches.map((b) => b.isControl)),
     chunked ? byteaArrayChunks(data) : byteaArray(data),
   ];
-}
-
-export interface Appended {
-  baseOffset: bigint;
-  highWatermark: bigint;
-  logStartOffset: bigint;
-}
-
-/** One partition's append as the store takes it: batches spanning `offsetCount` offsets, and the log end the caller last saw (see append). */
-export interface StoreAppend {
-  topicId: string;
-  partition: number;
-  offsetCount: bigint;
-  batches: readonly BatchToAppend[];
-  logEnd: bigint;
 }
 
 /** An append of a statement that was not stored (see settleLostAppends). */

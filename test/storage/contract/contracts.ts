@@ -6,6 +6,7 @@ import { announcementContract } from './announcement.contract.js';
 import { brokerConfigStorageContract } from './broker-config-store.contract.js';
 import { clusterStorageContract } from './cluster-store.contract.js';
 import type { HarnessRef } from './harness.js';
+import { logStorageContract } from './log-store.contract.js';
 import { topicStorageContract } from './topic-store.contract.js';
 import { transactionStorageContract } from './transaction-store.contract.js';
 import { userStorageContract } from './user-store.contract.js';
@@ -18,4 +19,5 @@ export const contracts: ((h: HarnessRef) => void)[] = [
   userStorageContract,
   clusterStorageContract,
   announcementContract,
+  logStorageContract,
 ];

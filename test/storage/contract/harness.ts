@@ -5,6 +5,7 @@
 import type { ClusterStorage } from '../../../src/coordinator/cluster-storage.js';
 import type { ProducerIdStorage, TransactionStorage } from '../../../src/coordinator/transaction-storage.js';
 import type { BrokerConfigStorage } from '../../../src/log/broker-config-storage.js';
+import type { LogStorage, PartitionStorage, ProducerStorage } from '../../../src/log/log-storage.js';
 import type { TopicStorage } from '../../../src/log/topic-storage.js';
 import type { AclStorage } from '../../../src/security/acl-storage.js';
 import type { UserStorage } from '../../../src/security/user-storage.js';
@@ -31,6 +32,9 @@ export interface StorageHarness {
   brokerConfigs: BrokerConfigStorage;
   acls: AclStorage;
   users: UserStorage;
+  log: LogStorage;
+  partitions: PartitionStorage;
+  producers: ProducerStorage;
   /** The registry as one broker instance sees it; the instance counts as connected until close(). */
   cluster(instanceId: string): Promise<{ store: ClusterStorage; close(): Promise<void> }>;
   /** The committed offsets of the group, by topic and partition. */

@@ -5,6 +5,9 @@ import {
   MemoryBrokerConfigStore,
   MemoryClusterStore,
   MemoryDatabase,
+  MemoryLogStore,
+  MemoryPartitionStore,
+  MemoryProducerStore,
   MemoryProducerIds,
   MemoryTopicStore,
   MemoryTransactionStore,
@@ -24,6 +27,9 @@ function memoryHarness(): StorageHarness {
     brokerConfigs: new MemoryBrokerConfigStore(db),
     acls: new MemoryAclStore(db),
     users: new MemoryUserStore(db),
+    log: new MemoryLogStore(db),
+    partitions: new MemoryPartitionStore(db),
+    producers: new MemoryProducerStore(db),
     async cluster(instanceId) {
       const store = new MemoryClusterStore(db, instanceId);
       return { store, close: async () => store.close() };

@@ -8,7 +8,9 @@ import { AclStore } from '../../../src/storage/pg/acl-store.js';
 import { BrokerConfigStore } from '../../../src/storage/pg/broker-config-store.js';
 import { brokerApplicationName, ClusterStore } from '../../../src/storage/pg/cluster-store.js';
 import { metadataBytes, metadataString } from '../../../src/storage/pg/group-store.js';
+import { LogStore } from '../../../src/storage/pg/log-store.js';
 import { migrate } from '../../../src/storage/pg/migrate.js';
+import { PartitionStore } from '../../../src/storage/pg/partition-store.js';
 import { createClient, createPool } from '../../../src/storage/pg/pool.js';
 import { ProducerStore } from '../../../src/storage/pg/producer-store.js';
 import { TopicStore } from '../../../src/storage/pg/topic-store.js';
@@ -35,6 +37,9 @@ beforeAll(async () => {
     brokerConfigs: new BrokerConfigStore(pool, channels.brokerConfigs),
     acls: new AclStore(pool, channels.acls),
     users: new UserStore(pool),
+    log: new LogStore(pool),
+    partitions: new PartitionStore(pool, `${schema}_append`, channels.topics),
+    producers: new ProducerStore(pool),
     async cluster(instanceId) {
       // Named as a broker names its pool: its open session is what "connected" means.
       const own = createPool({ connectionString: url, schema, max: 2, applicationName: brokerApplicationName(instanceId) });
