@@ -2,7 +2,8 @@
 // 'pgkafka'` starts a broker in this process on a free port, over a database
 // of its own, and stop() takes down everything it made. (src/index.cts is the
 // CommonJS entry; docs/testing-with-pgkafka.md the user's guide.)
-import { mkdtempSync, chmodSync, rmSync } from 'node:fs';
+import { mkdtempSync, chmodSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import { startBroker as startComposedBroker } from './broker.js';
 import { loadConfig, type Config, type OptionName } from './config/schema.js';
 import { createLogger } from './observability/logger.js';
 import { embeddedClusterDir } from './storage/pg/database.js';
-import { defaultInitdbCacheDir, dropSchema, prepareEmbeddedCluster } from './storage/pg/ephemeral.js';
+import { defaultInitdbCacheDir, dropSchema, prepareEmbeddedCluster, stopStrayPostmaster } from './storage/pg/ephemeral.js';
 
 export { ConfigError } from './config/schema.js';
 export type { Config, OptionName } from './config/schema.js';
@@ -68,8 +69,17 @@ const TEST_DEFAULTS: Partial<Record<OptionName, unknown>> = {
 export async function startBroker(options: StartBrokerOptions = {}): Promise<Broker> {
   const { initdbCache = true, ...overrides } = options;
   const cleanups: (() => Promise<void> | void)[] = [];
+  /** Undoes what was made, last first; every step runs, and the first failure is thrown after the last. */
   const cleanUp = async () => {
-    for (const step of cleanups.splice(0).reverse()) await step();
+    let failure: Error | null = null;
+    for (const step of cleanups.splice(0).reverse()) {
+      try {
+        await step();
+      } catch (err) {
+        failure ??= err instanceof Error ? err : new Error(String(err));
+      }
+    }
+    if (failure !== null) throw failure;
   };
   const settings: Partial<Record<OptionName, unknown>> = { ...TEST_DEFAULTS, ...withoutUndefined(overrides) };
   // A bad option is refused before anything is made.
@@ -78,7 +88,9 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
     if (settings.databaseUrl === undefined) {
       if (settings.dataDir === undefined) {
         const dataDir = mkdtempSync(join(tmpdir(), 'pgkafka-broker-'));
-        cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+        cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+        // Runs only if the broker failed to start after its PostgreSQL did, or stopped without stopping it.
+        cleanups.push(() => stopStrayPostmaster(embeddedClusterDir(dataDir)));
         // As root, PostgreSQL runs as user postgres, which must be able to enter the directory.
         if (process.getuid?.() === 0) chmodSync(dataDir, 0o755);
         if (initdbCache !== false) await prepareEmbeddedCluster(embeddedClusterDir(dataDir), initdbCache === true ? defaultInitdbCacheDir() : initdbCache);

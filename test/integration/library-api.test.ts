@@ -3,7 +3,7 @@
 // of an external one, reachable by a stock client, and stop() leaving no
 // process, listening port, directory or schema behind.
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigResourceTypes, Kafka, logLevel } from 'kafkajs';
@@ -146,7 +146,39 @@ describe('startBroker() with the embedded database', () => {
       await broker.stop();
     }
   });
+
+  it('cleans up after a start that fails once its PostgreSQL runs: a Kafka port already taken', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    const ours = () => ephemeralPostmasters().join(',');
+    const before = ours();
+    try {
+      await expect(startBroker({ port, initdbCache: cacheDir })).rejects.toThrow(/EADDRINUSE/);
+    } finally {
+      taken.close();
+    }
+    expect(ours()).toBe(before);
+    expect(readdirSync(tmpdir()).filter((e) => e.startsWith('pgkafka-broker-') && !before.includes(e))).toEqual([]);
+  });
 });
+
+/** The PostgreSQL servers running on a data directory the library API made (pgkafka-broker-*), by directory. */
+function ephemeralPostmasters(): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let argv: string[];
+    try {
+      argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue;
+    }
+    const dir = argv[argv.indexOf('-D') + 1];
+    if (argv[0]?.endsWith('/postgres') && argv.includes('-D') && dir?.includes('pgkafka-broker-')) found.push(dir);
+  }
+  return found.sort();
+}
 
 describe('startBroker() with an external database', () => {
   it('stores into a fresh schema, dropped on stop', async () => {

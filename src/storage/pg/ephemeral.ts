@@ -75,6 +75,31 @@ function chownTree(path: string, uid: number, gid: number): void {
   for (const entry of readdirSync(path)) chownTree(join(path, entry), uid, gid);
 }
 
+/**
+ * Stops the server still running on `clusterDir`, if any (its postmaster.pid
+ * names it): a broker that failed after its embedded PostgreSQL started
+ * leaves one. Immediate shutdown (SIGQUIT): the cluster is deleted next.
+ */
+export async function stopStrayPostmaster(clusterDir: string, waitMs = 10_000): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return;
+  }
+  if (!Number.isInteger(pid) || pid <= 0 || !signal(pid, 'SIGQUIT')) return;
+  for (const deadline = Date.now() + waitMs; Date.now() < deadline && signal(pid, 0);) await new Promise((r) => setTimeout(r, 50));
+}
+
+function signal(pid: number, sig: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(pid, sig);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Drops a schema and everything in it (a scratch schema the library API created). */
 export async function dropSchema(connectionString: string, schema: string): Promise<void> {
   const client = new pg.Client({ connectionString });
