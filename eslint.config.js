@@ -13,7 +13,7 @@ export default tseslint.config(
   { linterOptions: { reportUnusedDisableDirectives: 'error' } },
   { files: ['**/*.js', '**/*.mjs'], extends: [js.configs.recommended], languageOptions: { globals: nodeGlobals } },
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.cts'],
     extends: [js.configs.recommended, ...tseslint.configs.recommended],
     // Type-aware, for the promise rules: an un-awaited promise loses its error and its ordering.
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
@@ -30,7 +30,7 @@ export default tseslint.config(
     },
   },
   // The broker logs through pino (src/observability/logger.ts), never the console.
-  { files: ['src/**/*.ts'], rules: { 'no-console': 'error' } },
+  { files: ['src/**/*.ts', 'src/**/*.cts'], rules: { 'no-console': 'error' } },
   // Tests build and decode arbitrary messages (golden bytes, fuzzing, round trips); elsewhere an `any` says why.
   { files: ['test/**/*.ts'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
 );

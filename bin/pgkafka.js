@@ -1,6 +1,12 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI through tsx, so the package works without a build step.
-import { register } from 'tsx/esm/api';
+// A checkout runs the TypeScript through tsx, so it works without a build
+// step; the published package has no src/ and runs the build in dist/.
+import { existsSync } from 'node:fs';
 
-register();
-await import('../src/cli/main.ts');
+if (existsSync(new URL('../src/cli/main.ts', import.meta.url))) {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../src/cli/main.ts');
+} else {
+  await import('../dist/cli/main.js');
+}

@@ -12,7 +12,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
  * the longest match wins) and the layers it may import besides its own.
  */
 export const LAYERS = [
-  { name: 'entry', files: ['src/broker', 'src/cli/'], imports: '*' },
+  { name: 'entry', files: ['src/broker', 'src/cli/', 'src/index'], imports: '*' },
   { name: 'server', files: ['src/server/'], imports: ['handlers', 'context', 'security', 'observability', 'protocol', 'foundation'] },
   { name: 'handlers', files: ['src/handlers/'], imports: ['context', 'coordinator', 'log', 'security', 'observability', 'protocol', 'foundation'] },
   // What handlers are given: the domain, through its own types and storage interfaces, never storage itself.
@@ -34,7 +34,7 @@ const POSTGRES_DIR = 'src/storage/pg/';
 
 /** The layer of a repository-relative path (extension ignored), or null. */
 export function layerOf(rel) {
-  const bare = rel.replace(/\.(ts|js|mjs|cjs)$/, '');
+  const bare = rel.replace(/\.(ts|cts|mts|js|mjs|cjs)$/, '');
   let best = null;
   let bestLength = -1;
   for (const layer of LAYERS) {

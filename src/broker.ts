@@ -69,11 +69,23 @@ function newClusterId(): string {
 
 export async function startBroker(config: Config, log: Logger): Promise<RunningBroker> {
   const database = await openDatabase(config, log);
+  // What has started, undone last first when start-up fails part-way (a library caller's process lives on: src/index.ts).
+  const started: (() => Promise<unknown>)[] = [() => database.stop()];
+  try {
+    return await startOnDatabase(database, config, log, started);
+  } catch (err) {
+    for (const undo of started.reverse()) await undo().catch(() => {});
+    throw err;
+  }
+}
+
+async function startOnDatabase(database: Database, config: Config, log: Logger, started: (() => Promise<unknown>)[]): Promise<RunningBroker> {
   const connection = { connectionString: database.connectionString, schema: config.schema };
   await migrate(database.connectionString, config.schema, log);
   const instanceId = randomUUID();
   // Named by instance: a broker restarted after a crash sees at once that the instance it replaces has no session left.
   const pool = createPool({ ...connection, max: config.poolSize, applicationName: brokerApplicationName(instanceId) });
+  started.push(() => pool.end());
   pool.on('error', (err) => log.warn({ err: err.message, code: LogCode.POOL_CLIENT_ERROR }, 'idle PostgreSQL connection failed'));
 
   const channels = {
@@ -93,6 +105,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const producerStore = new ProducerStore(pool);
   const partitionStore = new PartitionStore(pool, channels.append, channels.topics);
   const announcer = new AppendAnnouncer(pool, channels.append, log);
+  started.push(() => announcer.close());
   const logs = new LogManager({
     store: new LogStore(pool),
     announcer,
@@ -176,6 +189,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     rebalanceCoordinators();
     logs.resync().catch((err: Error) => log.warn({ err: err.message }, 'resync failed'));
   });
+  started.push(() => notifications.stop());
   await notifications.start();
 
   const registry = new HandlerRegistry();
@@ -249,6 +263,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   const tls =
     config.sslCertFile && config.sslKeyFile ? tlsServerOptions({ certFile: config.sslCertFile, keyFile: config.sslKeyFile, caFile: config.sslCaFile, clientAuth: config.sslClientAuth }) : undefined;
   // Take this broker's coordinator slots before clients arrive (others hand theirs over once it has registered).
+  started.push(() => coordination.stop());
   await coordination.rebalance(await readLive());
 
   const server = new KafkaServer(
@@ -271,6 +286,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     context,
     log,
   );
+  started.push(() => server.close(0));
   const ports = Object.fromEntries(await server.listen());
   const port = ports[listeners[0]!.name]!;
   context.self.listeners = Object.fromEntries(

