@@ -13,6 +13,7 @@ import { runPeers } from './peers.js';
 import { runProduce } from './produce.js';
 import { runScale } from './scale.js';
 import { runStartup } from './startup.js';
+import { runSqlSend } from './sql-send.js';
 import { fmt, median, max, min, type Ctx, type Row } from './stats.js';
 
 const SECTIONS: Record<string, (ctx: Ctx) => Promise<Row[]>> = {
@@ -24,6 +25,7 @@ const SECTIONS: Record<string, (ctx: Ctx) => Promise<Row[]>> = {
   peers: runPeers,
   kafka: runKafka,
   startup: runStartup,
+  'sql-send': runSqlSend, // producing from SQL, beside plain INSERTs
 };
 
 const { values: args } = parseArgs({
