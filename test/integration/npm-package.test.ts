@@ -47,16 +47,30 @@ beforeAll(async () => {
 describe('the npm package', () => {
   it('ships the build, the migrations and the bin, and no TypeScript sources', () => {
     const files = readdirSync(join(app, 'node_modules/pgkafka'), { recursive: true }) as string[];
-    expect(files).toEqual(expect.arrayContaining(['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts', 'dist/cli/main.js', 'bin/pgkafka.js', 'migrations/0001_initial.sql']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'dist/index.js',
+        'dist/index.cjs',
+        'dist/index.d.ts',
+        'dist/index.d.cts',
+        'dist/cli/main.js',
+        'dist/sql/send.js',
+        'dist/sql/send.d.ts',
+        'bin/pgkafka.js',
+        'migrations/0001_initial.sql',
+      ]),
+    );
     expect(files.filter((f) => f.startsWith('src') || f.startsWith('test'))).toEqual([]);
   });
 
-  it("import { startBroker } from 'pgkafka' starts a broker that takes a produce, in a schema dropped on stop", async () => {
+  it("import { startBroker } from 'pgkafka' (and send from 'pgkafka/sql') starts a broker that takes a produce, in a schema dropped on stop", async () => {
     const consumer = join(app, 'consumer.mjs');
     writeFileSync(
       consumer,
       `import { createRequire } from 'node:module';
 import { startBroker } from 'pgkafka';
+import { send } from 'pgkafka/sql';
+if (typeof send !== 'function') throw new Error("pgkafka/sql exports no send()");
 const broker = await startBroker({ databaseUrl: process.env.TEST_DATABASE_URL });
 ${produceWithKafkajs(`createRequire(${JSON.stringify(join(root, 'package.json'))})('kafkajs')`)}`,
     );
