@@ -222,6 +222,8 @@ final class Admins {
           try {
             List<Object> creds = new ArrayList<>();
             for (ScramCredentialInfo i : r.description(user).get().credentialInfos()) creds.add(Map.of("mechanism", i.mechanism().mechanismName(), "iterations", i.iterations()));
+            // Kafka lists a user's mechanisms in the order of a hash map: sorted here.
+            creds.sort((a, b) -> a.toString().compareTo(b.toString()));
             out.put(user, creds);
           } catch (Exception e) {
             out.put(user, Runner.describe(e));
@@ -285,7 +287,7 @@ final class Admins {
         return outcome(admin.deleteConsumerGroupOffsets(op.path("group").asText(), tps).all());
       }
       default:
-        throw new IllegalArgumentException("unknown op " + name);
+        return ClusterAdmins.call(admin, name, op);
     }
   }
 
