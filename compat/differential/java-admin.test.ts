@@ -147,6 +147,7 @@ describe('differential: the Java Admin client', () => {
       { id: 'deleteGroups', op: 'deleteConsumerGroups', groups: ['ja-group', 'ja-no-group'] },
       { id: 'listGroupsAfter', op: 'listGroups' },
       { id: 'listTopicsWithInternal', op: 'listTopicsWithInternal' },
+      { id: 'authorizedOperations', op: 'authorizedOperations', topics: ['ja-a'], groups: ['ja-group-2'] },
       // ACLs
       {
         id: 'createAcls',

@@ -223,7 +223,7 @@ final class Admins {
             List<Object> creds = new ArrayList<>();
             for (ScramCredentialInfo i : r.description(user).get().credentialInfos()) creds.add(Map.of("mechanism", i.mechanism().mechanismName(), "iterations", i.iterations()));
             // Kafka lists a user's mechanisms in the order of a hash map: sorted here.
-            creds.sort((a, b) -> a.toString().compareTo(b.toString()));
+            creds.sort(java.util.Comparator.comparing(c -> String.valueOf(((Map<?, ?>) c).get("mechanism"))));
             out.put(user, creds);
           } catch (Exception e) {
             out.put(user, Runner.describe(e));

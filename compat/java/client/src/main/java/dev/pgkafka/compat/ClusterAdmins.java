@@ -33,6 +33,14 @@ final class ClusterAdmins {
     return admin.describeCluster().nodes().get().iterator().next().idString();
   }
 
+  private static List<String> sorted(java.util.Set<org.apache.kafka.common.acl.AclOperation> ops) {
+    if (ops == null) return null;
+    List<String> out = new ArrayList<>();
+    for (var o : ops) out.add(o.toString());
+    java.util.Collections.sort(out);
+    return out;
+  }
+
   private static boolean shows(Config config, JsonNode until) {
     for (var it = until.fields(); it.hasNext(); ) {
       var e = it.next();
@@ -95,7 +103,7 @@ final class ClusterAdmins {
         for (GroupListing g : admin.listGroups().all().get()) {
           out.add(Map.of("groupId", g.groupId(), "state", g.groupState().map(Object::toString).orElse(""), "type", g.type().map(Object::toString).orElse(""), "protocol", g.protocol()));
         }
-        out.sort((a, b) -> a.toString().compareTo(b.toString()));
+        out.sort(java.util.Comparator.comparing(g -> String.valueOf(((Map<?, ?>) g).get("groupId"))));
         return out;
       }
       case "removeMembersFromConsumerGroup": {
@@ -179,6 +187,16 @@ final class ClusterAdmins {
       case "describeClientQuotas": {
         Map<String, Object> out = new TreeMap<>();
         admin.describeClientQuotas(ClientQuotaFilter.all()).entities().get().forEach((entity, quotas) -> out.put(entity.entries().toString(), new TreeMap<>(quotas)));
+        return out;
+      }
+      case "authorizedOperations": {
+        // What the requester may do, as describeCluster, describeTopics and describeConsumerGroups report it (sorted).
+        Map<String, Object> out = new TreeMap<>();
+        out.put("cluster", sorted(admin.describeCluster(new DescribeClusterOptions().includeAuthorizedOperations(true)).authorizedOperations().get()));
+        admin.describeTopics(Admins.strings(op.path("topics")), new DescribeTopicsOptions().includeAuthorizedOperations(true)).allTopicNames().get()
+            .forEach((t, d) -> out.put("topic " + t, sorted(d.authorizedOperations())));
+        admin.describeConsumerGroups(Admins.strings(op.path("groups")), new DescribeConsumerGroupsOptions().includeAuthorizedOperations(true)).all().get()
+            .forEach((g, d) -> out.put("group " + g, sorted(d.authorizedOperations())));
         return out;
       }
       case "fenceProducers":
