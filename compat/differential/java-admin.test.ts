@@ -18,7 +18,9 @@ const pair = usePair({
   pgkafka: { autoCreateTopicsEnable: false, authorizerEnabled: true, superUsers: 'User:ANONYMOUS' },
 });
 
-const T0 = 1_700_000_000_000;
+// A minute ago, in whole seconds, the same for both runs: records far older than the topic's
+// retention.ms would be deleted by Kafka's first retention check (30 s after it starts) mid-run.
+const T0 = Math.floor(Date.now() / 1000) * 1000 - 60_000;
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const records = (n: number, partition: number, from = 0) =>
   Array.from({ length: n }, (_, i) => ({ partition, key: b64(`k${i}`), value: b64(`v${partition}-${i}`), headers: [['h', b64('x')]], timestamp: T0 + (from + i) * 1000 }));
@@ -78,6 +80,7 @@ describe('differential: the Java Admin client', () => {
         ],
       },
       { id: 'createDuplicate', op: 'createTopics', topics: [{ name: 'ja-a', partitions: 1 }] },
+      { id: 'createValidateOnly', op: 'createTopics', validateOnly: true, topics: [{ name: 'ja-validated', partitions: 2 }, { name: 'ja-a', partitions: 1 }] },
       { id: 'describeTopics', op: 'describeTopics', topics: ['ja-a', 'ja-b', 'ja-missing'] },
       { id: 'createPartitions', op: 'createPartitions', topic: 'ja-b', total: 3 },
       { id: 'createPartitionsShrink', op: 'createPartitions', topic: 'ja-b', total: 2 },
@@ -140,6 +143,7 @@ describe('differential: the Java Admin client', () => {
       { id: 'removeAllFromEmpty', op: 'removeMembersFromConsumerGroup', group: 'ja-group' },
       { id: 'describeGroupEmpty', op: 'describeConsumerGroups', groups: ['ja-group'] },
       { id: 'alterOffsets', op: 'alterConsumerGroupOffsets', group: 'ja-group', topic: 'ja-a', offsets: { 0: 4, 2: 0 } },
+      { id: 'alterOffsetsUnknownPartition', op: 'alterConsumerGroupOffsets', group: 'ja-group', topic: 'ja-a', offsets: { 9: 0 } },
       { id: 'alterOffsetsNewGroup', op: 'alterConsumerGroupOffsets', group: 'ja-group-2', topic: 'ja-a', offsets: { 1: 3 } },
       { id: 'deleteOffsets', op: 'deleteConsumerGroupOffsets', group: 'ja-group', topic: 'ja-a', partitions: [0] },
       { id: 'deleteOffsetsUnknownGroup', op: 'deleteConsumerGroupOffsets', group: 'ja-no-group', topic: 'ja-a', partitions: [0] },
@@ -202,6 +206,8 @@ describe('differential: the Java Admin client', () => {
       { id: 'openTransaction', op: 'openTransaction', transactionalId: 'ja-txn', topic: 'ja-b', records: records(2, 0) },
       { id: 'listTransactions', op: 'listTransactions' },
       { id: 'describeTransactions', op: 'describeTransactionsEach', ids: ['ja-txn', 'ja-no-txn'] },
+      { id: 'offsetsInTransaction', op: 'listOffsets', topic: 'ja-b', partitions: [0], specs: { latest: 'latest' } },
+      { id: 'committedOffsetsInTransaction', op: 'listOffsets', topic: 'ja-b', partitions: [0], isolation: 'read_committed', specs: { latest: 'latest', earliest: 'earliest' } },
       { id: 'producersInTransaction', op: 'describeProducers', topic: 'ja-b', partitions: [0] },
       { id: 'fenceProducers', op: 'fenceProducers', ids: ['ja-txn'] },
       { id: 'describeFenced', op: 'describeTransactionsEach', ids: ['ja-txn'], settled: true },
