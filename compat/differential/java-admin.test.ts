@@ -80,7 +80,15 @@ describe('differential: the Java Admin client', () => {
         ],
       },
       { id: 'createDuplicate', op: 'createTopics', topics: [{ name: 'ja-a', partitions: 1 }] },
-      { id: 'createValidateOnly', op: 'createTopics', validateOnly: true, topics: [{ name: 'ja-validated', partitions: 2 }, { name: 'ja-a', partitions: 1 }] },
+      {
+        id: 'createValidateOnly',
+        op: 'createTopics',
+        validateOnly: true,
+        topics: [
+          { name: 'ja-validated', partitions: 2 },
+          { name: 'ja-a', partitions: 1 },
+        ],
+      },
       { id: 'describeTopics', op: 'describeTopics', topics: ['ja-a', 'ja-b', 'ja-missing'] },
       { id: 'createPartitions', op: 'createPartitions', topic: 'ja-b', total: 3 },
       { id: 'createPartitionsShrink', op: 'createPartitions', topic: 'ja-b', total: 2 },
