@@ -5,8 +5,24 @@
 // the leader's, and LeaveGroup by instance id (v3+ batch form). Member ids
 // are random per broker: they are compared as labels in the order the
 // members joined (m1, m2, …), so "the same member" and "a new member" still compare.
+// Last, the offset APIs where a group's state or type decides the answer.
 import { describe, it } from 'vitest';
-import { DescribeGroupsApi, HeartbeatApi, JoinGroupApi, LeaveGroupApi, OffsetCommitApi, SyncGroupApi, type JoinGroupResponse } from '../../src/protocol/messages/index.js';
+import { ErrorCode } from '../../src/protocol/errors.js';
+import {
+  AddOffsetsToTxnApi,
+  DescribeGroupsApi,
+  EndTxnApi,
+  HeartbeatApi,
+  InitProducerIdApi,
+  JoinGroupApi,
+  LeaveGroupApi,
+  OffsetCommitApi,
+  OffsetDeleteApi,
+  OffsetFetchApi,
+  SyncGroupApi,
+  TxnOffsetCommitApi,
+  type JoinGroupResponse,
+} from '../../src/protocol/messages/index.js';
 import { subscription } from '../../test/support/consumer-protocol.js';
 import type { RawClient } from '../../test/support/raw-client.js';
 import { awaitCoordinator, createTopics, expectSame, onBoth, usePair } from '../support/differential.js';
@@ -81,6 +97,9 @@ const leave = (label: Label, c: RawClient, groupId: string, members: { memberId:
     errorCode: r.errorCode,
     members: r.members.map((m) => ({ member: label(m.memberId), groupInstanceId: m.groupInstanceId, errorCode: m.errorCode })),
   }));
+
+/** What a client retries after finding the transaction coordinator again: Kafka loads its transaction state a moment after naming the coordinator. */
+const RETRIED = new Set<number>([ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR, ErrorCode.CONCURRENT_TRANSACTIONS]);
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -218,6 +237,107 @@ describe('differential: classic group edge cases', () => {
           { memberId: idB, groupInstanceId: null },
         ]),
       };
+    });
+    expectSame(outcome);
+  });
+
+  it('offsets: a transactional commit while the group completes a rebalance, OffsetDelete by group type and subscription, unknown and empty group ids', async () => {
+    const outcome = await onBoth(pair(), async (connect) => {
+      const c = await connect();
+      await createTopics(c, [{ name: 'ge-topic', numPartitions: 2 }]);
+      await awaitCoordinator(c, ['ge-txn-group', 'ge-other-type', 'ge-undecodable', 'ge-consumer']);
+      await awaitCoordinator(c, ['ge-txn'], 1);
+      const offsets = [{ name: 'ge-topic', partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] }];
+      const commitAt = (version: number, groupId: string, generationIdOrMemberEpoch: number, memberId = '') =>
+        c
+          .request(OffsetCommitApi, version, { groupId, generationIdOrMemberEpoch, memberId, groupInstanceId: null, topics: offsets })
+          .then((r) => r.topics.flatMap((t) => t.partitions.map((p) => p.errorCode)));
+      const deleteOffsets = (groupId: string) =>
+        c
+          .request(OffsetDeleteApi, 0, { groupId, topics: [{ name: 'ge-topic', partitions: [{ partitionIndex: 0 }] }] })
+          .then((r) => ({ errorCode: r.errorCode, partitions: r.topics.flatMap((t) => t.partitions.map((p) => p.errorCode)) }));
+      const fetchOffsets = (version: number, groupId: string) =>
+        version >= 8
+          ? c
+              .request(OffsetFetchApi, version, { groups: [{ groupId, memberId: null, memberEpoch: -1, topics: [{ name: 'ge-topic', partitionIndexes: [0] }] }], requireStable: false })
+              .then((r) => r.groups)
+          : c.request(OffsetFetchApi, version, { groupId, topics: [{ name: 'ge-topic', partitionIndexes: [0] }], requireStable: false }).then((r) => ({ errorCode: r.errorCode, topics: r.topics }));
+      /** A member that joins (after MEMBER_ID_REQUIRED) and, unless `sync` is false, syncs: the group is then Stable (else CompletingRebalance). */
+      const member = async (groupId: string, protocolType: string, metadata: Buffer, sync = true) => {
+        const join = (memberId: string) =>
+          c.request(JoinGroupApi, 7, { groupId, sessionTimeoutMs: 30_000, rebalanceTimeoutMs: 30_000, memberId, groupInstanceId: null, protocolType, protocols: [{ name: 'range', metadata }] });
+        const first = await join('');
+        const joinedAgain = await join(first.memberId);
+        const synced = sync
+          ? await c
+              .request(SyncGroupApi, 5, {
+                groupId,
+                generationId: joinedAgain.generationId,
+                memberId: joinedAgain.memberId,
+                groupInstanceId: null,
+                protocolType,
+                protocolName: 'range',
+                assignments: [{ memberId: joinedAgain.memberId, assignment: Buffer.alloc(0) }],
+              })
+              .then((r) => r.errorCode)
+          : null;
+        return { memberId: joinedAgain.memberId, generationId: joinedAgain.generationId, joined: [first.errorCode, joinedAgain.errorCode], synced };
+      };
+
+      // (a) A transactional commit by a member whose group is completing a rebalance: Kafka does not check the state for it.
+      const completing = await member('ge-txn-group', 'consumer', subscription(['ge-topic']), false);
+      let init = await c.request(InitProducerIdApi, 4, { transactionalId: 'ge-txn', transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
+      for (let i = 0; i < 300 && RETRIED.has(init.errorCode); i++) {
+        await pause(100);
+        init = await c.request(InitProducerIdApi, 4, { transactionalId: 'ge-txn', transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
+      }
+      const producer = { transactionalId: 'ge-txn', producerId: init.producerId, producerEpoch: init.producerEpoch };
+      const offsetsAdded = await c.request(AddOffsetsToTxnApi, 3, { ...producer, groupId: 'ge-txn-group' }).then((r) => r.errorCode);
+      const txnCommit = (generationId: number, memberId: string) =>
+        c
+          .request(TxnOffsetCommitApi, 3, { ...producer, groupId: 'ge-txn-group', generationId, memberId, groupInstanceId: null, topics: offsets })
+          .then((r) => r.topics.flatMap((t) => t.partitions.map((p) => p.errorCode)));
+      const transactional = {
+        init: init.errorCode,
+        offsetsAdded,
+        whileCompleting: await txnCommit(completing.generationId, completing.memberId),
+        wrongGeneration: await txnCommit(completing.generationId + 1, completing.memberId),
+        plainWhileCompleting: await commitAt(8, 'ge-txn-group', completing.generationId, completing.memberId),
+        emptyGroupId: await c
+          .request(TxnOffsetCommitApi, 3, { ...producer, groupId: '', generationId: -1, memberId: '', groupInstanceId: null, topics: offsets })
+          .then((r) => r.topics[0]!.partitions[0]!.errorCode),
+        aborted: await c.request(EndTxnApi, 3, { ...producer, committed: false }).then((r) => r.errorCode),
+      };
+
+      // (b) A group of another protocol type with a member: Kafka refuses OffsetDelete for the group as a whole.
+      const otherType = await member('ge-other-type', 'connect', Buffer.from('worker'));
+      const otherTypeOffsets = {
+        member: { ...otherType, memberId: undefined },
+        committed: await commitAt(8, 'ge-other-type', otherType.generationId, otherType.memberId),
+        deleted: await deleteOffsets('ge-other-type'),
+      };
+
+      // (c) A consumer group whose member's subscription does not decode: Kafka counts it as subscribed to every topic.
+      const undecodable = await member('ge-undecodable', 'consumer', Buffer.from([0xff, 0xff, 0x01]));
+      const undecodableOffsets = {
+        member: { ...undecodable, memberId: undefined },
+        committed: await commitAt(8, 'ge-undecodable', undecodable.generationId, undecodable.memberId),
+        deleted: await deleteOffsets('ge-undecodable'),
+      };
+      const consumer = await member('ge-consumer', 'consumer', subscription(['ge-elsewhere']));
+      const consumerOffsets = { committed: await commitAt(8, 'ge-consumer', consumer.generationId, consumer.memberId), deleted: await deleteOffsets('ge-consumer') };
+
+      // (d) A generation for a group that does not exist: GROUP_ID_NOT_FOUND from v9, ILLEGAL_GENERATION before.
+      const unknownGroup = { v8: await commitAt(8, 'ge-no-such-group', 3), v9: await commitAt(9, 'ge-no-such-group', 3), v9Simple: await commitAt(9, 'ge-no-such-simple', -1) };
+
+      // (e) The empty group id: OffsetCommit and OffsetFetch serve it (old consumers used it), OffsetDelete refuses it.
+      const emptyGroupId = {
+        committed: await commitAt(8, '', -1),
+        fetchedV7: await fetchOffsets(7, ''),
+        fetchedV8: await fetchOffsets(8, ''),
+        deleted: await deleteOffsets(''),
+      };
+      return { completing: { ...completing, memberId: undefined }, transactional, otherTypeOffsets, undecodableOffsets, consumerOffsets, unknownGroup, emptyGroupId };
     });
     expectSame(outcome);
   });

@@ -7,7 +7,8 @@
 // - when: throttle times, timestamps the broker assigns (log append time,
 //   log start times) and durations;
 // - human-readable text: the words of error messages (clients show them,
-//   never branch on them), though not whether there is one.
+//   never branch on them), though not whether there is one; a client's
+//   exception keeps its class (`UnknownTopicOrPartitionException: <message>`).
 // Everything else — error codes per request and per partition, offsets,
 // watermarks, records, generations, assignments, configs and their sources
 // — must be equal.
@@ -135,8 +136,28 @@ export async function awaitCoordinator(c: RawClient, keys: string[], keyType: 0 
   }
 }
 
+/** A client's answer with the allowed differences replaced, as onBoth replaces them in raw answers. */
+export const normaliseAnswer = (value: unknown): unknown => normalise(value);
+
 /** Fields whose values differ between any two clusters, replaced by a marker of their presence. */
-const IDENTITY_FIELDS = new Set(['nodeId', 'host', 'port', 'clusterId', 'controllerId', 'leaderId', 'coordinatorId', 'brokerId', 'producerId', 'memberId', 'leader']);
+// controller, coordinator, replicas and isr: the node ids the Java client's answers name (compat/java/client).
+const IDENTITY_FIELDS = new Set([
+  'nodeId',
+  'host',
+  'port',
+  'clusterId',
+  'controllerId',
+  'leaderId',
+  'coordinatorId',
+  'brokerId',
+  'producerId',
+  'memberId',
+  'leader',
+  'controller',
+  'coordinator',
+  'replicas',
+  'isr',
+]);
 const TIME_FIELDS = new Set(['throttleTimeMs', 'logAppendTimeMs', 'logStartOffsetTimestamp', 'transactionStartTimeMs', 'lastTimestamp']);
 const TEXT_FIELDS = new Set(['errorMessage']);
 
@@ -144,8 +165,13 @@ function normalise(value: unknown, key?: string): unknown {
   if (key !== undefined) {
     if (TIME_FIELDS.has(key)) return typeof value;
     if (TEXT_FIELDS.has(key)) return value === null || value === '' ? value : '<message>';
+    if (IDENTITY_FIELDS.has(key) && Array.isArray(value)) return value.map((v) => normalise(v, key));
     if (IDENTITY_FIELDS.has(key)) return typeof value === 'number' ? (value < 0 ? value : '<id>') : value === null || value === '' ? value : '<id>';
     if (key === 'topicId') return value === ZERO_UUID ? value : '<topic id>';
+  }
+  if (typeof value === 'string') {
+    const thrown = /^(\w+(?:Exception|Error)): (.*)$/s.exec(value);
+    if (thrown) return thrown[2] === '' || thrown[2] === 'null' ? value : `${thrown[1]}: <message>`;
   }
   if (Buffer.isBuffer(value)) return `<${value.length} bytes ${value.toString('hex')}>`;
   if (typeof value === 'bigint') return `${value}n`;

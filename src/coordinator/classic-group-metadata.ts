@@ -209,7 +209,8 @@ export abstract class ClassicGroupMetadata implements Group {
     } else if (!this.isEmpty()) {
       return ErrorCode.UNKNOWN_MEMBER_ID;
     }
-    if (this.current === 'CompletingRebalance') return ErrorCode.REBALANCE_IN_PROGRESS;
+    // Kafka does not hold a transactional commit to the group's state.
+    if (!isTransactional && this.current === 'CompletingRebalance') return ErrorCode.REBALANCE_IN_PROGRESS;
     const member = this.members.get(memberId);
     if (member) this.scheduleHeartbeat(member);
     return ErrorCode.NONE;
@@ -220,8 +221,10 @@ export abstract class ClassicGroupMetadata implements Group {
     return this.isDead() ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.NONE;
   }
 
+  /** As Kafka: a group of another protocol type keeps its offsets while it has members. */
   validateOffsetDelete(): number {
-    return this.isDead() ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.NONE;
+    if (this.isDead()) return ErrorCode.GROUP_ID_NOT_FOUND;
+    return this.isEmpty() || this.protocolType === CONSUMER_PROTOCOL_TYPE ? ErrorCode.NONE : ErrorCode.NON_EMPTY_GROUP;
   }
 
   validateDeleteGroup(): number {
@@ -232,20 +235,24 @@ export abstract class ClassicGroupMetadata implements Group {
   /**
    * The topics the members of a "consumer" group subscribe to, read from
    * their metadata for the group's protocol; none while the group is Empty
-   * or runs another protocol type. Undecodable subscriptions name none.
+   * or runs another protocol type. null when a member's subscription does
+   * not decode: Kafka then does not know the topics, and counts the group
+   * as subscribed to every one.
    */
-  subscribedTopics(): Set<string> {
+  subscribedTopics(): Set<string> | null {
     const topics = new Set<string>();
     if (this.isEmpty() || this.protocolType !== CONSUMER_PROTOCOL_TYPE) return topics;
     for (const m of this.members.values()) {
       const metadata = m.protocols.find((p) => p.name === this.protocolName)?.metadata;
-      for (const t of (metadata && subscribedTopicsOf(metadata)) ?? []) topics.add(t);
+      const named = metadata ? subscribedTopicsOf(metadata) : null;
+      if (named === null) return null;
+      for (const t of named) topics.add(t);
     }
     return topics;
   }
 
   isSubscribedToTopic(topic: string): boolean {
-    return this.subscribedTopics().has(topic);
+    return this.subscribedTopics()?.has(topic) ?? true;
   }
 
   asListedGroup(): ListedGroup {

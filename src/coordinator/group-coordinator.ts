@@ -223,8 +223,9 @@ export class GroupCoordinator implements SlotOwner {
   async commitOffsets(groupId: string, committer: Committer, partitions: CommitPartition[]): Promise<number[]> {
     let group = this.get(groupId);
     if (!group) {
-      // Offsets-only use (standalone consumers, admin tools) creates an Empty group; a generation needs a real one.
-      if (committer.generationIdOrMemberEpoch >= 0) return partitions.map(() => ErrorCode.ILLEGAL_GENERATION);
+      // Offsets-only use (standalone consumers, admin tools) creates an Empty group; a generation needs a real one
+      // (GROUP_ID_NOT_FOUND from v9, for both group protocols; ILLEGAL_GENERATION before, as Kafka answers).
+      if (committer.generationIdOrMemberEpoch >= 0) return partitions.map(() => (committer.apiVersion >= 9 ? ErrorCode.GROUP_ID_NOT_FOUND : ErrorCode.ILLEGAL_GENERATION));
       group = this.newClassicGroup(groupId);
     }
     const groupError = group.validateOffsetCommit({ ...committer, isTransactional: false });

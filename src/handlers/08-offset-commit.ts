@@ -34,7 +34,7 @@ export default defineHandler({
       };
     };
     // The group's refusals other than its ACL apply only to the partitions the topic checks pass on.
-    const groups = routeGroup(ctx, request.groupId, { operation: AclOperation.READ });
+    const groups = routeGroup(ctx, request.groupId, { operation: AclOperation.READ, invalidGroupId: 'serveEmpty' });
     if (groups === ErrorCode.GROUP_AUTHORIZATION_FAILED) return respond(request.topics.flatMap((t) => t.partitions.map(() => groups)));
     const byId = ctx.apiVersion >= 10;
     const names = await Promise.all(request.topics.map(async (t) => (byId ? (t.topicId === ZERO_UUID ? null : ((await topics.getByIdLoading(t.topicId))?.name ?? null)) : t.name)));

@@ -111,7 +111,7 @@ export default defineHandler({
         const partitions = (t: WantedTopic) => t.partitions.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, committedLeaderEpoch: -1, metadata: '', errorCode }));
         return { throttleTimeMs: 0, errorCode, topics: (wanted ?? []).map((t) => ({ name: t.name, topicId: ZERO_UUID, partitions: partitions(t) })) };
       };
-      const groups = routeGroup(ctx, request.groupId, { operation: AclOperation.DESCRIBE });
+      const groups = routeGroup(ctx, request.groupId, { operation: AclOperation.DESCRIBE, invalidGroupId: 'serveEmpty' });
       if (typeof groups === 'number') return refused(groups);
       const groupError = groups.validateOffsetFetch(request.groupId, null, -1);
       if (groupError !== ErrorCode.NONE) return refused(groupError);
@@ -131,7 +131,7 @@ export default defineHandler({
           if (name !== null) wanted.push({ name, topicId: t.topicId, partitions: t.partitionIndexes });
         }
       }
-      const routed = routeGroup(ctx, g.groupId, { operation: AclOperation.DESCRIBE });
+      const routed = routeGroup(ctx, g.groupId, { operation: AclOperation.DESCRIBE, invalidGroupId: 'serveEmpty' });
       const groupError = typeof routed === 'number' ? routed : routed.validateOffsetFetch(g.groupId, g.memberId, g.memberEpoch);
       if (groupError !== ErrorCode.NONE) groups.push({ groupId: g.groupId, errorCode: groupError, topics: [] });
       else {

@@ -5,8 +5,8 @@
 // INVALID_TXN_STATE. v5: same as v4 (under transactions v2 it would also add
 // the group to the transaction; pgkafka's transactions are v1, so v5 too
 // needs AddOffsetsToTxn first).
-// Kafka's order of checks: topics (KafkaApis), the group id, the
-// transaction (verified with the transaction coordinator: unknown
+// Kafka's order of checks: topics (KafkaApis), the group id, this broker
+// coordinating the group (else NOT_COORDINATOR), the transaction (verified with the transaction coordinator: unknown
 // transactional or producer id INVALID_PRODUCER_ID_MAPPING, another epoch
 // INVALID_PRODUCER_EPOCH at every version), the group's member and
 // generation, then each partition's metadata size.
@@ -66,8 +66,9 @@ export default defineHandler({
     }
     let requestError: number = ErrorCode.NONE;
     if (own.some((e) => e === null)) {
-      // The coordinator's order: the group id, then the transaction (verified with the transaction coordinator), then the group's member and generation.
+      // The coordinator's order: the group id, this broker holding the group, then the transaction (verified with the transaction coordinator), then the group's member and generation.
       if (!isValidGroupId(request.groupId)) requestError = ErrorCode.INVALID_GROUP_ID;
+      else if (!ctx.broker.coordination.owns(request.groupId)) requestError = ErrorCode.NOT_COORDINATOR;
       if (requestError === ErrorCode.NONE)
         requestError = verificationError(transactions.verifyOffsetCommit(request.transactionalId, request.producerId, request.producerEpoch, request.groupId), ctx.apiVersion);
       if (requestError === ErrorCode.NONE) {

@@ -15,7 +15,8 @@ export const NOT_REQUESTED = -2147483648;
 const SUPPORTED: Record<number, readonly number[]> = {
   [ResourceType.TOPIC]: [Op.READ, Op.WRITE, Op.CREATE, Op.DELETE, Op.ALTER, Op.DESCRIBE, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS],
   [ResourceType.CLUSTER]: [Op.CREATE, Op.ALTER, Op.DESCRIBE, Op.CLUSTER_ACTION, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS, Op.IDEMPOTENT_WRITE],
-  [ResourceType.GROUP]: [Op.READ, Op.DELETE, Op.DESCRIBE],
+  // DESCRIBE_CONFIGS and ALTER_CONFIGS: group configs (KIP-848), which Kafka reports for every group.
+  [ResourceType.GROUP]: [Op.READ, Op.DELETE, Op.DESCRIBE, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS],
 };
 
 /** The requester as the authorizer sees it: the principal and the bare client address (Kafka's leading slash dropped). */

@@ -18,17 +18,19 @@ export interface GroupRouting {
    * answered: INVALID_GROUP_ID ('refuse', the default); routed by its slot
    * like any other id and then found nowhere ('lookUp', DeleteGroups); or
    * described as a group that does not exist, whichever broker holds its
-   * slot ('notFound', DescribeGroups).
+   * slot ('notFound', DescribeGroups); or, for the empty id only, served
+   * like any other ('serveEmpty', OffsetCommit and OffsetFetch: Kafka keeps
+   * offsets under it for old consumers; an id holding NUL is refused).
    */
-  invalidGroupId?: 'refuse' | 'lookUp' | 'notFound';
+  invalidGroupId?: 'refuse' | 'lookUp' | 'notFound' | 'serveEmpty';
 }
 
 /** The group coordinator that serves `groupId` here, or the error code the request is answered with. */
 export function routeGroup(ctx: RequestContext, groupId: string, routing: GroupRouting): GroupCoordinator | number {
   if (routing.operation !== null && !allowed(ctx, routing.operation, ResourceType.GROUP, groupId)) return ErrorCode.GROUP_AUTHORIZATION_FAILED;
-  if (!isValidGroupId(groupId)) {
+  if (!isValidGroupId(groupId) && !(groupId === '' && routing.invalidGroupId === 'serveEmpty')) {
     const mode = routing.invalidGroupId ?? 'refuse';
-    if (mode === 'refuse') return ErrorCode.INVALID_GROUP_ID;
+    if (mode === 'refuse' || mode === 'serveEmpty') return ErrorCode.INVALID_GROUP_ID;
     if (mode === 'notFound') return ctx.broker.groups;
   }
   if (!ctx.broker.coordination.owns(groupId)) return ErrorCode.NOT_COORDINATOR;

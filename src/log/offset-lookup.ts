@@ -37,28 +37,39 @@ export async function offsetForTimestamp(store: TimestampIndex, p: PartitionLog,
   if (timestamp === MAX_TIMESTAMP) {
     const batch = await store.batchWithMaxTimestamp(p.topicId, p.partition, p.logStartOffset);
     if (!batch) return notFound;
-    return findInBatch(batch.data, batch.baseOffset, (ts, best) => best === null || ts > best) ?? notFound;
+    return findInBatch(batch.data, batch.baseOffset, (ts, _offset, best) => best === null || ts > best) ?? notFound;
   }
   if (timestamp < 0n) return { errorCode: ErrorCode.INVALID_REQUEST, offset: -1n, timestamp: -1n };
-  const batch = await store.firstBatchWithTimestampAtLeast(p.topicId, p.partition, timestamp, p.logStartOffset);
-  if (!batch) return notFound;
-  return findInBatch(batch.data, batch.baseOffset, (ts, best) => best === null && ts >= timestamp) ?? notFound;
+  // As Kafka searches its segments: the first record at or after the time and at or after the log
+  // start; a batch whose later records all lie below the log start passes the search on to the next.
+  const logStartOffset = p.logStartOffset;
+  for (let from = logStartOffset; ;) {
+    const batch = await store.firstBatchWithTimestampAtLeast(p.topicId, p.partition, timestamp, from);
+    if (!batch) return notFound;
+    const found = findInBatch(batch.data, batch.baseOffset, (ts, offset, best) => best === null && ts >= timestamp && offset >= logStartOffset);
+    if (found) return found;
+    from = batch.lastOffset + 1n;
+  }
 }
 
-/** Scans a stored batch's records; `better(ts, best)` says whether a record should replace the current pick. */
-function findInBatch(data: Buffer, baseOffset: bigint, better: (ts: bigint, best: bigint | null) => boolean): OffsetLookup | null {
+/** Scans a stored batch's records; `better(ts, offset, best)` says whether a record should replace the current pick. */
+function findInBatch(data: Buffer, baseOffset: bigint, better: (ts: bigint, offset: bigint, best: bigint | null) => boolean): OffsetLookup | null {
   const header = readBatchHeaderAt(data, 0);
   if (!header) return null;
-  if (header.timestampType === 1) {
-    // LogAppendTime: every record carries the batch's max timestamp.
-    return better(header.maxTimestamp, null) ? { errorCode: ErrorCode.NONE, offset: baseOffset, timestamp: header.maxTimestamp } : null;
-  }
-  const { records, error } = decodeRecords(data, header);
+  const { records, error } = header.timestampType === 1 ? { records: null, error: null } : decodeRecords(data, header);
   if (error) return null;
   let best: OffsetLookup | null = null;
+  if (records === null) {
+    // LogAppendTime: every record carries the batch's max timestamp.
+    for (let offset = baseOffset; offset <= baseOffset + BigInt(header.lastOffsetDelta) && best === null; offset++) {
+      if (better(header.maxTimestamp, offset, null)) best = { errorCode: ErrorCode.NONE, offset, timestamp: header.maxTimestamp };
+    }
+    return best;
+  }
   for (const r of records) {
     const ts = header.baseTimestamp + r.timestampDelta;
-    if (better(ts, best?.timestamp ?? null)) best = { errorCode: ErrorCode.NONE, offset: baseOffset + BigInt(r.offsetDelta), timestamp: ts };
+    const offset = baseOffset + BigInt(r.offsetDelta);
+    if (better(ts, offset, best?.timestamp ?? null)) best = { errorCode: ErrorCode.NONE, offset, timestamp: ts };
   }
   return best;
 }

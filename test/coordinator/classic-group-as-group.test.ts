@@ -103,11 +103,19 @@ describe('a classic group as a Group', () => {
     expect(['orders', 'payments', 'audit', 'other'].map((t) => group.isSubscribedToTopic(t))).toEqual([true, true, true, false]);
   });
 
-  it('reads no subscription from members of another protocol type or with undecodable metadata', async () => {
+  it('reads no subscription from members of another protocol type, and every topic from a consumer group with undecodable metadata', async () => {
     await stable({ protocolType: 'connect', protocols: [{ name: 'range', metadata: subscription(['orders']) }] });
     expect(group.isSubscribedToTopic('orders')).toBe(false);
+    // Another protocol type: OffsetDelete is refused for the whole group while it has members, as Kafka does.
+    expect(group.validateOffsetDelete()).toBe(ErrorCode.NON_EMPTY_GROUP);
     group = newGroup();
+    // As Kafka: the group's subscriptions are unknown, so it counts as subscribed to every topic.
     await stable({ protocols: [{ name: 'range', metadata: Buffer.from([0, 0, 0, 0, 0, 9]) }] }, { protocols: [{ name: 'range', metadata: subscription(['audit']) }] });
+    expect([group.isSubscribedToTopic('audit'), group.isSubscribedToTopic('orders')]).toEqual([true, true]);
+    expect(group.validateOffsetDelete()).toBe(ErrorCode.NONE);
+    group = newGroup();
+    // Kafka reads every subscription as its version 0 prefix: what a later version adds, even garbage, is ignored.
+    await stable({ protocols: [{ name: 'range', metadata: Buffer.concat([Buffer.from([0, 3]), subscription(['audit']).subarray(2, 2 + 4 + 2 + 5), Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff])]) }] });
     expect([group.isSubscribedToTopic('audit'), group.isSubscribedToTopic('orders')]).toEqual([true, false]);
   });
 

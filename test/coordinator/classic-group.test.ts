@@ -312,6 +312,8 @@ describe('ClassicGroup offset commits', () => {
     await newcomer.joined;
     expect(group.state).toBe('CompletingRebalance');
     expect(commit(ids[0]!, generation + 1)).toBe(ErrorCode.REBALANCE_IN_PROGRESS);
+    // A transactional commit (TxnOffsetCommit) is not held to the group's state, as on Kafka.
+    expect(group.validateOffsetCommit({ memberId: ids[0]!, groupInstanceId: null, generationIdOrMemberEpoch: generation + 1, isTransactional: true, apiVersion: 3 })).toBe(ErrorCode.NONE);
   });
 });
 

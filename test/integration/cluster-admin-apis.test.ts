@@ -71,6 +71,16 @@ describe('ApiVersions', () => {
     ]);
     expect(byKey.has(49)).toBe(false);
   });
+
+  it("finalizes metadata.version at Kafka 4.3's level, as a Kafka 4 broker always does, from v3; none below", async () => {
+    const res = await client.request(ApiVersionsApi, 3, { clientSoftwareName: 'test', clientSoftwareVersion: '1' });
+    expect(res.supportedFeatures).toEqual([{ name: 'metadata.version', minVersion: 7, maxVersion: 30 }]);
+    expect(res.finalizedFeatures).toEqual([{ name: 'metadata.version', minVersionLevel: 30, maxVersionLevel: 30 }]);
+    // Clients keep the features of the highest epoch they have seen; -1 would make them ignore these.
+    expect(res.finalizedFeaturesEpoch).toBeGreaterThanOrEqual(0n);
+    const v2 = await client.request(ApiVersionsApi, 2, {});
+    expect([v2.supportedFeatures, v2.finalizedFeatures]).toEqual([[], []]);
+  });
 });
 
 describe('OffsetForLeaderEpoch', () => {

@@ -9,7 +9,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COORDINATOR_SLOTS, desiredOwner, slotOf } from '../../src/coordinator/coordination.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
-import { FindCoordinatorApi, HeartbeatApi, JoinGroupApi, OffsetCommitApi, OffsetFetchApi, SyncGroupApi } from '../../src/protocol/messages/index.js';
+import { CreateTopicsApi, FindCoordinatorApi, HeartbeatApi, JoinGroupApi, OffsetCommitApi, OffsetFetchApi, SyncGroupApi, TxnOffsetCommitApi } from '../../src/protocol/messages/index.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
 import { freePort, spawnBroker } from '../support/broker-process.js';
 import { RawClient } from '../support/raw-client.js';
@@ -103,6 +103,19 @@ describe('two brokers', () => {
         topics: [{ name: 'anything', partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: -1, committedMetadata: null }] }],
       });
       expect(commit.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NOT_COORDINATOR);
+      // A transactional commit too, before its transaction is looked at (as Kafka routes it to the group's shard first).
+      await client.request(CreateTopicsApi, 7, { topics: [{ name: 'coord-txn-topic', numPartitions: 1, replicationFactor: 1, configs: [] }], timeoutMs: 10_000, validateOnly: false });
+      const txnCommit = await client.request(TxnOffsetCommitApi, 3, {
+        transactionalId: 'coord-txn',
+        groupId: onSecond,
+        producerId: 4242n,
+        producerEpoch: 0,
+        generationId: -1,
+        memberId: '',
+        groupInstanceId: null,
+        topics: [{ name: 'coord-txn-topic', partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: -1, committedMetadata: null }] }],
+      });
+      expect(txnCommit.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NOT_COORDINATOR);
     } finally {
       client.close();
     }

@@ -47,6 +47,8 @@ interface Produce {
   baseSequence?: number;
   isTransactional?: boolean;
   baseTimestamp?: bigint;
+  /** Each record's timestamp delta (default: its index). */
+  timestampDeltas?: bigint[];
 }
 
 const incoming = (o: Produce) => {
@@ -56,7 +58,7 @@ const incoming = (o: Produce) => {
     baseSequence: o.baseSequence ?? -1,
     isTransactional: o.isTransactional ?? false,
     baseTimestamp: o.baseTimestamp ?? 1_000n,
-    records: o.values.map((v, i) => ({ key: null, value: Buffer.from(v), timestampDelta: BigInt(i) })),
+    records: o.values.map((v, i) => ({ key: null, value: Buffer.from(v), timestampDelta: o.timestampDeltas?.[i] ?? BigInt(i) })),
   });
   return [{ data, header: readBatchHeaderAt(data, 0)! }];
 };
@@ -163,6 +165,17 @@ describe('LogManager on the in-memory stores', () => {
     expect((await fetch(logs, p, 1n)).errorCode).toBe(ErrorCode.OFFSET_OUT_OF_RANGE);
     // The batch holding offset 3 is still read whole; the one wholly below is gone.
     expect(records((await fetch(logs, p, 3n)).batches)).toEqual(['2=c', '3=d', '4=e', '5=f']);
-    expect(await at(0n)).toEqual([ErrorCode.NONE, 2n, 3_000n]);
+    // As Kafka's segment search: the first record at or after the time and at or after the log start.
+    expect(await at(0n)).toEqual([ErrorCode.NONE, 3n, 3_001n]);
+    expect(await at(3_000n)).toEqual([ErrorCode.NONE, 3n, 3_001n]);
+  });
+
+  it('answers ListOffsets by time past a batch whose only later records lie below the log start', async () => {
+    const { logs, p } = await setup();
+    await logs.append(p, incoming({ values: ['late', 'early'], baseTimestamp: 1_000n, timestampDeltas: [4_000n, 0n] }));
+    await logs.append(p, incoming({ values: ['next'], baseTimestamp: 3_000n }));
+    await logs.advanceLogStart(p, 'orders', 1n, 'DeleteRecords');
+    const r = await logs.offsetForTimestamp(p, 2_000n);
+    expect([r.errorCode, r.offset, r.timestamp]).toEqual([ErrorCode.NONE, 2n, 3_000n]);
   });
 });

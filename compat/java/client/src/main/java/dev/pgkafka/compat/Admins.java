@@ -78,7 +78,7 @@ final class Admins {
           t.path("configs").fields().forEachRemaining(e -> configs.put(e.getKey(), e.getValue().asText()));
           topics.add(nt.configs(configs));
         }
-        return outcomes(admin.createTopics(topics).values());
+        return outcomes(admin.createTopics(topics, new CreateTopicsOptions().validateOnly(op.path("validateOnly").asBoolean(false))).values());
       }
       case "listTopics": {
         return new ArrayList<>(new java.util.TreeSet<>(admin.listTopics().names().get()));
@@ -222,6 +222,8 @@ final class Admins {
           try {
             List<Object> creds = new ArrayList<>();
             for (ScramCredentialInfo i : r.description(user).get().credentialInfos()) creds.add(Map.of("mechanism", i.mechanism().mechanismName(), "iterations", i.iterations()));
+            // Kafka lists a user's mechanisms in the order of a hash map: sorted here.
+            creds.sort(java.util.Comparator.comparing(c -> String.valueOf(((Map<?, ?>) c).get("mechanism"))));
             out.put(user, creds);
           } catch (Exception e) {
             out.put(user, Runner.describe(e));
@@ -262,7 +264,9 @@ final class Admins {
           OffsetSpec s = spec.equals("earliest") ? OffsetSpec.earliest() : spec.equals("latest") ? OffsetSpec.latest() : spec.equals("maxTimestamp") ? OffsetSpec.maxTimestamp() : OffsetSpec.forTimestamp(Long.parseLong(spec));
           Map<TopicPartition, OffsetSpec> req = new HashMap<>();
           for (TopicPartition tp : Records.partitions(op)) req.put(tp, s);
-          Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> got = admin.listOffsets(req).all().get();
+          // "isolation": "read_committed" reads up to the last stable offset.
+          org.apache.kafka.common.IsolationLevel isolation = op.path("isolation").asText("").equals("read_committed") ? org.apache.kafka.common.IsolationLevel.READ_COMMITTED : org.apache.kafka.common.IsolationLevel.READ_UNCOMMITTED;
+          Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> got = admin.listOffsets(req, new ListOffsetsOptions(isolation)).all().get();
           List<Object> row = new ArrayList<>();
           for (TopicPartition tp : Records.partitions(op)) row.add(Map.of("offset", got.get(tp).offset(), "timestamp", got.get(tp).timestamp()));
           out.put(e.getKey(), row);
@@ -285,7 +289,7 @@ final class Admins {
         return outcome(admin.deleteConsumerGroupOffsets(op.path("group").asText(), tps).all());
       }
       default:
-        throw new IllegalArgumentException("unknown op " + name);
+        return ClusterAdmins.call(admin, name, op);
     }
   }
 

@@ -213,4 +213,20 @@ final class Groups {
     two.finish();
     return out;
   }
+
+  /**
+   * One static member (group.instance.id "instance") joins, reads "expect"
+   * records, commits and is closed: a static member does not leave, so the
+   * group stays Stable with it as member until its session times out or an
+   * admin removes it.
+   */
+  static Object staticJoin(Runner run, JsonNode op) throws Exception {
+    Member m = new Member(run, op, "static-join", Map.of("group.instance.id", op.path("instance").asText(), "session.timeout.ms", "60000")).start();
+    boolean read = await(() -> m.consumed >= op.path("expect").asInt() || m.error != null, 30_000) && m.error == null;
+    m.finish();
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("read", read);
+    out.put("member", m.report());
+    return out;
+  }
 }
