@@ -109,7 +109,8 @@ BEGIN
   END IF;
 
   FOR b IN
-    SELECT x.base_offset, x.max_timestamp, x.data FROM batches x
+    -- A detoasted copy (|| ''), read once: a TOAST pointer in a variable would be fetched again by every get_byte.
+    SELECT x.base_offset, x.max_timestamp, x.data || '\x'::bytea AS data FROM batches x
     WHERE x.topic_id = v_topic_id AND x.partition = records."partition"
       AND x.base_offset >= v_first_base AND x.base_offset < v_end AND x.last_offset >= v_start
       AND NOT x.is_control
