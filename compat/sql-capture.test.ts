@@ -200,6 +200,36 @@ describe('capture(): Debezium change events through send()', () => {
     await expect(app.query(`SELECT ${broker.schema}.capture('prices', $1, decimal_handling_mode => 'exact')`, [topic])).rejects.toThrow(/decimal_handling_mode/);
   });
 
+  it('two transactions updating the same row: their events in commit order, each before image the previous after image', async () => {
+    const topic = 'cdc.accounts';
+    await createTopic(topic, 1);
+    await app.query(`CREATE TABLE accounts (id int PRIMARY KEY, balance int NOT NULL)`);
+    await app.query(`SELECT ${broker.schema}.capture('accounts', $1)`, [topic]);
+    await app.query(`INSERT INTO accounts VALUES (1, 100)`);
+    const other = new pg.Client({ connectionString: broker.databaseUrl });
+    await other.connect();
+    try {
+      await other.query(`SET search_path TO ${broker.schema}_app`);
+      // The later transaction changes the row first but commits second: it waits on the row lock of the first.
+      await app.query('BEGIN');
+      await other.query('BEGIN');
+      await other.query(`UPDATE accounts SET balance = balance + 1 WHERE id = 1`); // 101, commits first
+      const blocked = app.query(`UPDATE accounts SET balance = balance * 2 WHERE id = 1`); // 202 once the other commits
+      await new Promise((r) => setTimeout(r, 200));
+      await other.query('COMMIT');
+      await blocked;
+      await app.query('COMMIT');
+    } finally {
+      await other.end();
+    }
+    const events = (await consume(topic, 3)).sort((a, b) => Number(a.offset) - Number(b.offset)).map((r) => JSON.parse(s(r.value)!));
+    expect(events.map((e) => [e.op, e.before?.balance ?? null, e.after.balance])).toEqual([
+      ['c', null, 100],
+      ['u', 100, 101],
+      ['u', 101, 202],
+    ]);
+  });
+
   it('doubles as Java writes them (Jackson, float64): the 10^-3..10^7 range in plain notation, the rest in E notation', async () => {
     const cases: [string, string][] = [
       ['1', '1.0'],
