@@ -363,11 +363,16 @@ $$;
 -- order; NULL for a key of a table without a primary key. Generated columns
 -- are left out, as logical decoding leaves them out.
 CREATE FUNCTION debezium_row(rel oid, r json, key_only boolean, decimal_mode text) RETURNS text
-LANGUAGE sql STABLE AS $$
-  SELECT '{' || string_agg(to_json(a.attname::text)::text || ':' || debezium_value(r -> a.attname::text, coalesce(nullif(ty.typbasetype, 0), a.atttypid), CASE WHEN ty.typbasetype <> 0 THEN ty.typtypmod ELSE a.atttypmod END, decimal_mode), ',' ORDER BY a.attnum) || '}'
-  FROM pg_attribute a JOIN pg_type ty ON ty.oid = a.atttypid
-  WHERE r IS NOT NULL AND a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
-    AND (NOT key_only OR a.attnum = ANY (SELECT unnest(i.indkey::int2[]) FROM pg_index i WHERE i.indrelid = rel AND i.indisprimary))
+-- PL/pgSQL rather than SQL: a trigger calls it once per row, and PL/pgSQL keeps the plan of the catalog query for the session.
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  IF r IS NULL THEN RETURN NULL; END IF;
+  RETURN (
+    SELECT '{' || string_agg(to_json(a.attname::text)::text || ':' || debezium_value(r -> a.attname::text, coalesce(nullif(ty.typbasetype, 0), a.atttypid), CASE WHEN ty.typbasetype <> 0 THEN ty.typtypmod ELSE a.atttypmod END, decimal_mode), ',' ORDER BY a.attnum) || '}'
+    FROM pg_attribute a JOIN pg_type ty ON ty.oid = a.atttypid
+    WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+      AND (NOT key_only OR a.attnum = ANY (SELECT unnest(i.indkey::int2[]) FROM pg_index i WHERE i.indrelid = rel AND i.indisprimary)));
+END
 $$;
 
 -- The trigger: TG_ARGV = topic, tombstones, server name, decimal handling mode.
