@@ -129,14 +129,20 @@ CREATE POLICY outbox_send ON outbox FOR INSERT WITH CHECK (send_allowed(topic_id
 -- The topic's id and the record's partition: the one given, else murmur2 of
 -- the key as the Java client and kafkajs pick, else one partition per sending
 -- transaction (consecutive transactions round-robin). An unknown topic or a
--- partition it does not have raises UNKNOWN_TOPIC_OR_PARTITION (SQLSTATE 42704).
+-- partition it does not have raises UNKNOWN_TOPIC_OR_PARTITION (SQLSTATE
+-- 42704); a record without key for a topic set to cleanup.policy=compact,
+-- INVALID_RECORD (22004), as Kafka refuses it.
 CREATE FUNCTION send_route(topic text, key bytea, partition int, OUT topic_id uuid, OUT partition_index int) LANGUAGE plpgsql SECURITY DEFINER AS $$
 DECLARE
   n int;
+  compacted boolean;
 BEGIN
-  SELECT t.topic_id, t.partition_count INTO topic_id, n FROM topics t WHERE t.name = topic;
+  SELECT t.topic_id, t.partition_count, coalesce(t.configs ->> 'cleanup.policy', '') LIKE '%compact%' INTO topic_id, n, compacted FROM topics t WHERE t.name = topic;
   IF NOT FOUND THEN
     RAISE EXCEPTION 'UNKNOWN_TOPIC_OR_PARTITION: topic "%" does not exist', topic USING ERRCODE = '42704';
+  END IF;
+  IF compacted AND key IS NULL THEN
+    RAISE EXCEPTION 'INVALID_RECORD: compacted topic "%" cannot accept a record without key', topic USING ERRCODE = '22004';
   END IF;
   IF partition IS NOT NULL THEN
     IF partition < 0 OR partition >= n THEN
@@ -154,19 +160,37 @@ $$;
 -- Header keys and values from JSON: an object {"name": "value", ...} or, to
 -- keep order and repeated names, an array of [name, value] pairs. A string
 -- value is its UTF-8 bytes, null a null value, anything else its JSON text.
-CREATE FUNCTION send_headers(headers jsonb, OUT header_keys text[], OUT header_values bytea[]) LANGUAGE sql IMMUTABLE AS $$
-  SELECT coalesce(array_agg(h.k ORDER BY h.n), '{}'), coalesce(array_agg(h.v ORDER BY h.n), '{}')
-  FROM (
-    SELECT e.key AS k, CASE jsonb_typeof(e.value) WHEN 'null' THEN NULL WHEN 'string' THEN convert_to(e.value #>> '{}', 'UTF8') ELSE convert_to(e.value::text, 'UTF8') END AS v, e.n
-    FROM jsonb_each(CASE jsonb_typeof(headers) WHEN 'object' THEN headers ELSE '{}' END) WITH ORDINALITY AS e(key, value, n)
-    UNION ALL
-    SELECT a.value ->> 0, CASE jsonb_typeof(a.value -> 1) WHEN 'null' THEN NULL WHEN 'string' THEN convert_to(a.value ->> 1, 'UTF8') ELSE convert_to((a.value -> 1)::text, 'UTF8') END, a.n
-    FROM jsonb_array_elements(CASE jsonb_typeof(headers) WHEN 'array' THEN headers ELSE '[]' END) WITH ORDINALITY AS a(value, n)
-  ) h
+-- (Every function here is PL/pgSQL, whose plans are cached across calls; a
+-- SQL function that cannot be inlined is planned again at every call.)
+CREATE FUNCTION send_headers(headers jsonb, OUT header_keys text[], OUT header_values bytea[]) LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+  e record;
+BEGIN
+  header_keys := '{}';
+  header_values := '{}';
+  IF jsonb_typeof(headers) = 'object' THEN
+    FOR e IN SELECT * FROM jsonb_each(headers) LOOP
+      header_keys := header_keys || e.key;
+      header_values := header_values || CASE jsonb_typeof(e.value) WHEN 'null' THEN NULL WHEN 'string' THEN convert_to(e.value #>> '{}', 'UTF8') ELSE convert_to(e.value::text, 'UTF8') END;
+    END LOOP;
+  ELSIF jsonb_typeof(headers) = 'array' THEN
+    FOR e IN SELECT value FROM jsonb_array_elements(headers) LOOP
+      IF jsonb_typeof(e.value) <> 'array' OR jsonb_typeof(e.value -> 0) <> 'string' THEN
+        RAISE EXCEPTION 'a header must be a [name, value] pair with a string name: %', e.value USING ERRCODE = '22023';
+      END IF;
+      header_keys := header_keys || (e.value ->> 0);
+      header_values := header_values || CASE jsonb_typeof(e.value -> 1) WHEN 'null' THEN NULL WHEN 'string' THEN convert_to(e.value ->> 1, 'UTF8') ELSE convert_to((e.value -> 1)::text, 'UTF8') END;
+    END LOOP;
+  ELSIF headers IS NOT NULL AND jsonb_typeof(headers) <> 'null' THEN
+    RAISE EXCEPTION 'headers must be a JSON object or an array of [name, value] pairs' USING ERRCODE = '22023';
+  END IF;
+END
 $$;
 
 -- send(): one record, sent if and when the calling transaction commits.
--- Returns the partition. The binary form: header values as bytea.
+-- Returns the partition. The binary form: header values as bytea. It runs as
+-- the caller (so the outbox's row-level security sees the caller's role);
+-- send_route, as the broker's role, reads the topic.
 CREATE FUNCTION send(topic text, key bytea, value bytea, header_keys text[], header_values bytea[], partition int) RETURNS int LANGUAGE plpgsql AS $$
 DECLARE
   r record;
@@ -186,18 +210,30 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION send(topic text, key bytea, value bytea, headers jsonb DEFAULT NULL, partition int DEFAULT NULL) RETURNS int LANGUAGE sql AS $$
-  SELECT send(topic, key, value, h.header_keys, h.header_values, partition) FROM send_headers(headers) h
+CREATE FUNCTION send(topic text, key bytea, value bytea, headers jsonb DEFAULT NULL, partition int DEFAULT NULL) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+  h record;
+BEGIN
+  IF headers IS NULL THEN
+    RETURN send(topic, key, value, '{}'::text[], '{}'::bytea[], partition);
+  END IF;
+  h := send_headers(headers);
+  RETURN send(topic, key, value, h.header_keys, h.header_values, partition);
+END
 $$;
 
 -- Text key and value: their UTF-8 bytes.
-CREATE FUNCTION send(topic text, key text, value text, headers jsonb DEFAULT NULL, partition int DEFAULT NULL) RETURNS int LANGUAGE sql AS $$
-  SELECT send(topic, convert_to(key, 'UTF8'), convert_to(value, 'UTF8'), headers, partition)
+CREATE FUNCTION send(topic text, key text, value text, headers jsonb DEFAULT NULL, partition int DEFAULT NULL) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN send(topic, convert_to(key, 'UTF8'), convert_to(value, 'UTF8'), headers, partition);
+END
 $$;
 
 -- A jsonb value: its JSON text in UTF-8.
-CREATE FUNCTION send(topic text, key text, value jsonb, headers jsonb DEFAULT NULL, partition int DEFAULT NULL) RETURNS int LANGUAGE sql AS $$
-  SELECT send(topic, convert_to(key, 'UTF8'), convert_to(value::text, 'UTF8'), headers, partition)
+CREATE FUNCTION send(topic text, key text, value jsonb, headers jsonb DEFAULT NULL, partition int DEFAULT NULL) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN send(topic, convert_to(key, 'UTF8'), convert_to(value::text, 'UTF8'), headers, partition);
+END
 $$;
 
 -- Pin every function to this schema (the migration runs with it as the

@@ -24,6 +24,8 @@ export const LAYERS = [
   { name: 'observability', files: ['src/observability/'], imports: ['storage', 'protocol', 'foundation'] },
   { name: 'storage', files: ['src/storage/'], imports: ['foundation'] },
   { name: 'protocol', files: ['src/protocol/'], imports: ['foundation'] },
+  // The application-side API (producing from SQL on the application's own connection): nothing of the broker.
+  { name: 'sql', files: ['src/sql/'], imports: [] },
   // Imported by every layer: the clock, the logger with its log codes, and the config schema.
   { name: 'foundation', files: ['src/clock', 'src/observability/logger', 'src/observability/log-codes', 'src/config/'], imports: [] },
 ];

@@ -33,6 +33,8 @@ import { openDatabase, type Database } from './storage/pg/database.js';
 import { LagStore } from './storage/pg/lag-store.js';
 import { AppendAnnouncer } from './storage/pg/append-announcer.js';
 import { LogStore } from './storage/pg/log-store.js';
+import { OutboxStore } from './storage/pg/outbox-store.js';
+import { OutboxRelay } from './log/outbox-relay.js';
 import { migrate } from './storage/pg/migrate.js';
 import { PartitionStore } from './storage/pg/partition-store.js';
 import { ProducerStore } from './storage/pg/producer-store.js';
@@ -82,6 +84,8 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     acls: `${config.schema}_acls`,
     coordinators: `${config.schema}_coordinators`,
     brokerConfigs: `${config.schema}_broker_configs`,
+    // Records sent from SQL (send(), migration 0013) NOTIFY here at commit.
+    outbox: `${config.schema}_outbox`,
   };
   const clusterStore = new ClusterStore(pool);
   const clusterId = await clusterStore.ensureClusterId(newClusterId());
@@ -161,13 +165,16 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   );
   await authorizer.load();
 
-  const notifications = new Notifications(connection, [channels.append, channels.topics, channels.acls, channels.coordinators, channels.brokerConfigs], log);
+  // Producing from SQL: appends the outbox's committed records (docs/sql.md).
+  const outboxRelay = new OutboxRelay({ store: new OutboxStore(pool), logs, topics, clock: systemClock, log });
+  const notifications = new Notifications(connection, [channels.append, channels.topics, channels.acls, channels.coordinators, channels.brokerConfigs, channels.outbox], log);
   notifications.on('notification', (channel: string, payload: string) => {
     if (channel === channels.append) logs.onAppendNotification(payload);
     else if (channel === channels.topics) topics.invalidate(payload);
     else if (channel === channels.acls) authorizer.reload();
     else if (channel === channels.coordinators) rebalanceCoordinators();
     else if (channel === channels.brokerConfigs) brokerConfigs.reload();
+    else if (channel === channels.outbox) outboxRelay.notified(payload);
   });
   notifications.on('resync', () => {
     topics.invalidate();
@@ -175,6 +182,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     brokerConfigs.reload();
     rebalanceCoordinators();
     logs.resync().catch((err: Error) => log.warn({ err: err.message }, 'resync failed'));
+    outboxRelay.sweep();
   });
   await notifications.start();
 
@@ -203,6 +211,8 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     live = next;
     logs.setOthersListening(brokers.registered.some((nodeId) => nodeId !== config.nodeId));
     if (gone) logs.resync().catch((err: Error) => log.warn({ err: err.message }, 'resync failed'));
+    // A broker gone in the middle of relaying leaves its records pending.
+    if (gone) outboxRelay.sweep();
     if (lapseTimer) clearTimeout(lapseTimer);
     const others = live.filter((b) => b.nodeId !== config.nodeId).map((b) => b.until);
     lapseTimer = others.length > 0 && !closing ? setTimeout(rebalanceCoordinators, Math.max(0, Math.min(...others) - performance.now()) + 20) : null;
@@ -333,6 +343,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   });
   cleaner.start();
   transactions.start();
+  outboxRelay.start();
   const metrics = config.metricsEnabled ? await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, lagStore: new LagStore(pool), log, registry: brokerMetrics?.registry }) : null;
   log.info({ port, listeners: ports, metricsPort: metrics?.port, nodeId: config.nodeId, clusterId, database: database.kind, schema: config.schema }, 'pgkafka broker listening');
 
@@ -349,6 +360,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
       groups.shutdown();
       transactions.shutdown();
       await cleaner.stop();
+      await outboxRelay.stop();
       await metrics?.close();
       await announcer.close();
       await clusterStore.unregisterBroker(config.nodeId, instanceId).catch(() => {});

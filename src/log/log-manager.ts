@@ -10,7 +10,7 @@
 // PartitionLog's getters.
 import type { Clock } from '../clock.js';
 import type { Logger } from '../observability/logger.js';
-import type { LogStartChange } from '../storage/log-types.js';
+import type { Appended, BatchToAppend, LogStartChange } from '../storage/log-types.js';
 import type { LogStorage, PartitionStorage, ProducerStorage } from './log-storage.js';
 import { Announcements, type Announcer } from './announcements.js';
 import { AppendQueue, type AppendQueueBounds } from './append-queue.js';
@@ -179,6 +179,41 @@ export class LogManager {
   /** Appends the batches; resolves after the PostgreSQL commit with the first batch's offset. */
   append(p: PartitionLog, batches: IncomingBatch[]): Promise<AppendResult> {
     return this.queue.enqueue(p, batches);
+  }
+
+  /**
+   * Runs an append made in a statement of its own (the outbox relay's,
+   * outbox-relay.ts) between two of the partition's flushes, so no flush of
+   * this broker runs beside it; once it committed, the partition's state, the
+   * tail cache and the announcement to other brokers follow as after a flush.
+   * `run` is given the log end as this broker knows it and answers what it
+   * appended, or null for nothing.
+   */
+  appendBetweenFlushes(p: PartitionLog, run: (logEnd: bigint) => Promise<{ appended: Appended; batches: readonly BatchToAppend[] } | null>): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.between(p, async () => {
+        try {
+          const done = await run(p.highWatermark);
+          if (done) {
+            const { appended, batches } = done;
+            this.o.tail.append(
+              p,
+              batches.map((b) => {
+                const baseOffset = appended.baseOffset + b.relativeOffset;
+                b.data.writeBigInt64BE(baseOffset, 0);
+                return { baseOffset, lastOffset: baseOffset + BigInt(b.lastOffsetDelta), data: b.data };
+              }),
+            );
+            p.appended(appended.baseOffset, appended.highWatermark, appended.logStartOffset, { opened: [], ended: [] });
+            if (p.needsReload) this.readBackLater(p);
+            this.announcements.committed(p);
+          }
+          resolve();
+        } catch (err) {
+          reject(err as Error);
+        }
+      });
+    });
   }
 
   /** Fetch's read (see LogReader.read). */

@@ -26,6 +26,8 @@ const LEVELS = {
   PARTITION_READ_BACK_FAILED: 'warn',
   BROKER_CONFIGS_RELOAD_FAILED: 'warn',
   BROKER_CONFIG_IGNORED: 'warn',
+  // Producing from SQL (the outbox relay)
+  SQL_SEND_RELAY_FAILED: 'warn',
   // Coordinators
   COORDINATOR_LEASE_FAILED: 'warn',
   COORDINATOR_LEASE_LOST: 'warn',
