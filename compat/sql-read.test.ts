@@ -8,6 +8,9 @@ import { CompressionTypes, Kafka, logLevel, type Producer } from 'kafkajs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestBroker, type TestBroker } from '../test/support/broker.js';
+import { ProduceApi } from '../src/protocol/messages/index.js';
+import { buildBatch } from '../src/protocol/records/index.js';
+import { RawClient } from '../test/support/raw-client.js';
 import { kcatConsume, kcatProduce } from './support/kcat.js';
 import { BINARY } from './support/records.js';
 
@@ -149,6 +152,55 @@ describe('records() decodes what real clients produced', () => {
       topic,
     ]);
     expect(h).toEqual({ h2: BINARY, none: null });
+  });
+
+  it('null and repeated headers, and values whose lengths take several varint bytes, as kcat reads them', async () => {
+    // No client here sends a null header value or two headers of one key: a batch built by the project's encoder, sent as a Produce request.
+    const topic = 'sql-read-raw';
+    await createTopic(topic);
+    const big = Buffer.alloc(70_000, 0x61);
+    const recs = [
+      {
+        key: Buffer.from('a'),
+        value: Buffer.from('v'),
+        headers: [
+          { key: 'h', value: null },
+          { key: 'h', value: Buffer.from('second') },
+          { key: 'é', value: Buffer.alloc(0) },
+        ],
+      },
+      { key: null, value: big, timestampDelta: 123_456_789n },
+    ];
+    const client = await RawClient.connect(broker.bootstrap);
+    try {
+      const res = await client.request(ProduceApi, 9, {
+        acks: -1,
+        timeoutMs: 5000,
+        topicData: [{ name: topic, partitionData: [{ index: 0, records: buildBatch({ baseTimestamp: 1_700_000_000_000n, records: recs }) }] }],
+      });
+      expect(res.responses[0]!.partitionResponses[0]!.errorCode).toBe(0);
+    } finally {
+      client.close();
+    }
+    const sql = await records(topic);
+    expect(sql.map(({ offset, timestamp, key, headers }) => ({ offset, timestamp, key, headers }))).toEqual([
+      {
+        offset: 0,
+        timestamp: 1_700_000_000_000,
+        key: Buffer.from('a'),
+        headers: [
+          ['h', null],
+          ['h', Buffer.from('second')],
+          ['é', Buffer.alloc(0)],
+        ],
+      },
+      { offset: 1, timestamp: 1_700_123_456_789, key: null, headers: [] },
+    ]);
+    expect(sql[1]!.value).toEqual(big);
+    const [h] = await broker.query<{ h: Buffer }>(`SELECT header_value(headers, 'h') AS h FROM records($1, 0) WHERE "offset" = 0`, [topic]);
+    expect(h!.h).toEqual(Buffer.from('second'));
+    const kcat = await kcatConsume(broker.bootstrap, topic);
+    expect(sql.map(({ offset, key, value }) => ({ offset, key, value }))).toEqual(kcat.map(({ offset, key, value }) => ({ offset, key, value })));
   });
 
   it('from_offset, from_timestamp and max_records; offsets below the log start are not returned', async () => {
