@@ -200,6 +200,24 @@ describe('capture(): Debezium change events through send()', () => {
     await expect(app.query(`SELECT ${broker.schema}.capture('prices', $1, decimal_handling_mode => 'exact')`, [topic])).rejects.toThrow(/decimal_handling_mode/);
   });
 
+  it('snapshot => true: the rows already there as Debezium snapshot events (op r, first/true/last), then the changes', async () => {
+    const topic = 'cdc.snapshot';
+    await createTopic(topic, 1);
+    await app.query(`CREATE TABLE items (id int PRIMARY KEY, label text)`);
+    await app.query(`INSERT INTO items VALUES (3, 'c'), (1, 'a'), (2, 'b')`);
+    const { rows } = await app.query(`SELECT ${broker.schema}.capture('items', $1, snapshot => true)::int AS sent`, [topic]);
+    expect(rows[0].sent).toBe(3);
+    await app.query(`INSERT INTO items VALUES (4, 'd')`);
+    const events = (await consume(topic, 4)).sort((a, b) => Number(a.offset) - Number(b.offset));
+    expect(events.map((r) => [s(r.key), JSON.parse(s(r.value)!).op, JSON.parse(s(r.value)!).source.snapshot, JSON.stringify(JSON.parse(s(r.value)!).after)])).toEqual([
+      ['{"id":1}', 'r', 'first', '{"id":1,"label":"a"}'],
+      ['{"id":2}', 'r', 'true', '{"id":2,"label":"b"}'],
+      ['{"id":3}', 'r', 'last', '{"id":3,"label":"c"}'],
+      ['{"id":4}', 'c', 'false', '{"id":4,"label":"d"}'],
+    ]);
+    expect(s(events[0]!.value)).toMatch(/^\{"before":null,"after":\{"id":1,"label":"a"\},"source":\{"version":"1\.0","connector":"pgkafka","name":"test","ts_ms":\d+,"snapshot":"first","db":"test",/);
+  });
+
   it('two transactions updating the same row: their events in commit order, each before image the previous after image', async () => {
     const topic = 'cdc.accounts';
     await createTopic(topic, 1);

@@ -375,6 +375,23 @@ BEGIN
 END
 $$;
 
+-- Debezium's source block and envelope. `us`: when the row changed, in µs;
+-- `lsn`: the WAL insert position then; `snapshot`: false, or Debezium's
+-- snapshot marker (first, true, last).
+CREATE FUNCTION debezium_envelope(before text, after text, op text, name text, schema_name text, table_name text, snapshot text, us bigint, lsn bigint) RETURNS text
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  RETURN '{"before":' || coalesce(before, 'null') || ',"after":' || coalesce(after, 'null')
+    || ',"source":{"version":"1.0","connector":"pgkafka","name":' || to_json(name)::text
+    || ',"ts_ms":' || us / 1000 || ',"snapshot":' || to_json(snapshot)::text || ',"db":' || to_json(current_database()::text)::text
+    || ',"sequence":' || to_json('[null,"' || lsn || '"]')::text
+    || ',"ts_us":' || us || ',"ts_ns":' || us * 1000
+    || ',"schema":' || to_json(schema_name)::text || ',"table":' || to_json(table_name)::text
+    || ',"txId":' || txid_current() % 4294967296 || ',"lsn":' || lsn || ',"xmin":null,"origin":null,"origin_lsn":null}'
+    || ',"op":"' || op || '","ts_ms":' || us / 1000 || ',"ts_us":' || us || ',"ts_ns":' || us * 1000 || ',"transaction":null}';
+END
+$$;
+
 -- The trigger: TG_ARGV = topic, tombstones, server name, decimal handling mode.
 CREATE FUNCTION capture_change() RETURNS trigger
 LANGUAGE plpgsql
@@ -383,16 +400,14 @@ AS $$
 DECLARE
   topic text := TG_ARGV[0];
   tombstones boolean := TG_ARGV[1]::boolean;
+  server text := TG_ARGV[2];
   decimal_mode text := TG_ARGV[3];
-  changed_at timestamptz := clock_timestamp();
-  us bigint := (extract(epoch FROM changed_at) * 1000000)::bigint;
+  us bigint := (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;
   lsn bigint := pg_current_wal_insert_lsn() - '0/0';
   old_row json;
   new_row json;
   old_key text;
   new_key text;
-  source text;
-  tail text;
 BEGIN
   IF TG_OP <> 'INSERT' THEN
     old_row := row_to_json(OLD);
@@ -402,30 +417,22 @@ BEGIN
     new_row := row_to_json(NEW);
     new_key := debezium_row(TG_RELID, new_row, true, decimal_mode);
   END IF;
-  source := '{"version":"1.0","connector":"pgkafka","name":' || to_json(TG_ARGV[2])::text
-    || ',"ts_ms":' || us / 1000 || ',"snapshot":"false","db":' || to_json(current_database()::text)::text
-    || ',"sequence":' || to_json('[null,"' || lsn || '"]')::text
-    || ',"ts_us":' || us || ',"ts_ns":' || us * 1000
-    || ',"schema":' || to_json(TG_TABLE_SCHEMA::text)::text || ',"table":' || to_json(TG_TABLE_NAME::text)::text
-    || ',"txId":' || txid_current() % 4294967296 || ',"lsn":' || lsn || ',"xmin":null,"origin":null,"origin_lsn":null}';
-  tail := ',"ts_ms":' || us / 1000 || ',"ts_us":' || us || ',"ts_ns":' || us * 1000 || ',"transaction":null}';
 
   IF TG_OP = 'UPDATE' AND old_key IS DISTINCT FROM new_key THEN
     -- A changed primary key, as Debezium: a delete (and tombstone) of the old key, then a create of the new one.
     PERFORM send(topic, convert_to(old_key, 'UTF8'),
-      convert_to('{"before":' || debezium_row(TG_RELID, old_row, false, decimal_mode) || ',"after":null,"source":' || source || ',"op":"d"' || tail, 'UTF8'),
+      convert_to(debezium_envelope(debezium_row(TG_RELID, old_row, false, decimal_mode), NULL, 'd', server, TG_TABLE_SCHEMA, TG_TABLE_NAME, 'false', us, lsn), 'UTF8'),
       ARRAY['__debezium.newkey'], ARRAY[convert_to(coalesce(new_key, 'null'), 'UTF8')], NULL);
     IF tombstones THEN PERFORM send(topic, convert_to(old_key, 'UTF8'), NULL::bytea, '{}'::text[], '{}'::bytea[], NULL); END IF;
     PERFORM send(topic, convert_to(new_key, 'UTF8'),
-      convert_to('{"before":null,"after":' || debezium_row(TG_RELID, new_row, false, decimal_mode) || ',"source":' || source || ',"op":"c"' || tail, 'UTF8'),
+      convert_to(debezium_envelope(NULL, debezium_row(TG_RELID, new_row, false, decimal_mode), 'c', server, TG_TABLE_SCHEMA, TG_TABLE_NAME, 'false', us, lsn), 'UTF8'),
       ARRAY['__debezium.oldkey'], ARRAY[convert_to(coalesce(old_key, 'null'), 'UTF8')], NULL);
     RETURN NULL;
   END IF;
 
   PERFORM send(topic, convert_to(coalesce(new_key, old_key), 'UTF8'),
-    convert_to('{"before":' || coalesce(debezium_row(TG_RELID, old_row, false, decimal_mode), 'null')
-      || ',"after":' || coalesce(debezium_row(TG_RELID, new_row, false, decimal_mode), 'null')
-      || ',"source":' || source || ',"op":"' || CASE TG_OP WHEN 'INSERT' THEN 'c' WHEN 'UPDATE' THEN 'u' ELSE 'd' END || '"' || tail, 'UTF8'),
+    convert_to(debezium_envelope(debezium_row(TG_RELID, old_row, false, decimal_mode), debezium_row(TG_RELID, new_row, false, decimal_mode),
+      CASE TG_OP WHEN 'INSERT' THEN 'c' WHEN 'UPDATE' THEN 'u' ELSE 'd' END, server, TG_TABLE_SCHEMA, TG_TABLE_NAME, 'false', us, lsn), 'UTF8'),
     '{}'::text[], '{}'::bytea[], NULL);
   -- Debezium's tombstone after a delete (tombstones.on.delete), so compaction can drop the key; none without a key.
   IF TG_OP = 'DELETE' AND tombstones AND old_key IS NOT NULL THEN
@@ -442,9 +449,22 @@ CREATE FUNCTION capture_trigger_name() RETURNS name LANGUAGE sql STABLE AS $$ SE
 -- capture(table, topic): every later insert, update and delete of the table
 -- sends a change event to the topic (which must exist). Capturing a table
 -- again replaces its settings. `name` is Debezium's topic.prefix (source.name),
--- the database's name by default; decimal_handling_mode is precise, double or string.
-CREATE FUNCTION capture(source regclass, topic text, tombstones boolean DEFAULT true, name text DEFAULT NULL, decimal_handling_mode text DEFAULT 'precise') RETURNS void
-LANGUAGE plpgsql AS $$
+-- the database's name by default; decimal_handling_mode is precise, double or
+-- string. snapshot => true also sends the rows the table holds now as
+-- Debezium's snapshot (op "r") events, in primary key order, consistent with
+-- the changes that follow: creating the trigger locks out writers until the
+-- calling transaction ends.
+CREATE FUNCTION capture(source regclass, topic text, tombstones boolean DEFAULT true, name text DEFAULT NULL, decimal_handling_mode text DEFAULT 'precise', snapshot boolean DEFAULT false) RETURNS bigint
+LANGUAGE plpgsql
+SET extra_float_digits = 1
+AS $$
+DECLARE
+  server text := coalesce(name, current_database());
+  rel_schema text;
+  rel_name text;
+  r record;
+  key text;
+  sent bigint := 0;
 BEGIN
   IF decimal_handling_mode NOT IN ('precise', 'double', 'string') THEN
     RAISE EXCEPTION 'decimal_handling_mode must be precise, double or string, not %', decimal_handling_mode USING ERRCODE = 'invalid_parameter_value';
@@ -454,7 +474,24 @@ BEGIN
   END IF;
   EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', capture_trigger_name(), source);
   EXECUTE format('CREATE TRIGGER %I AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION %I.capture_change(%L, %L, %L, %L)',
-    capture_trigger_name(), source, current_schema(), topic, tombstones, coalesce(name, current_database()), decimal_handling_mode);
+    capture_trigger_name(), source, current_schema(), topic, tombstones, server, decimal_handling_mode);
+  IF NOT snapshot THEN RETURN 0; END IF;
+
+  SELECT n.nspname, c.relname INTO rel_schema, rel_name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = source;
+  FOR r IN EXECUTE format('SELECT row_to_json(t) AS j, row_number() OVER () AS i, count(*) OVER () AS n FROM (SELECT * FROM %s %s) t', source,
+    (SELECT 'ORDER BY ' || string_agg(quote_ident(a.attname), ', ' ORDER BY k.ord)
+     FROM pg_index i CROSS JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord) JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+     WHERE i.indrelid = source AND i.indisprimary))
+  LOOP
+    key := debezium_row(source, r.j, true, decimal_handling_mode);
+    PERFORM send(topic, convert_to(key, 'UTF8'),
+      convert_to(debezium_envelope(NULL, debezium_row(source, r.j, false, decimal_handling_mode), 'r', server, rel_schema, rel_name,
+        CASE WHEN r.i = r.n THEN 'last' WHEN r.i = 1 THEN 'first' ELSE 'true' END,
+        (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, (pg_current_wal_insert_lsn() - '0/0')::bigint), 'UTF8'),
+      '{}'::text[], '{}'::bytea[], NULL);
+    sent := sent + 1;
+  END LOOP;
+  RETURN sent;
 END
 $$;
 
@@ -483,7 +520,7 @@ BEGIN
   FOR f IN
     SELECT p.oid::regprocedure FROM pg_proc p
     WHERE p.pronamespace = current_schema()::regnamespace
-      AND p.proname IN ('debezium_float', 'debezium_unscaled_bytes', 'debezium_base64', 'debezium_value', 'debezium_row', 'capture_change', 'capture_trigger_name', 'capture', 'uncapture')
+      AND p.proname IN ('debezium_float', 'debezium_unscaled_bytes', 'debezium_base64', 'debezium_value', 'debezium_row', 'debezium_envelope', 'capture_change', 'capture_trigger_name', 'capture', 'uncapture')
   LOOP
     EXECUTE format('ALTER FUNCTION %s SET search_path = %I, pg_temp', f, current_schema());
   END LOOP;
@@ -493,9 +530,10 @@ $$;
 -- Down Migration
 DROP VIEW captures;
 DROP FUNCTION uncapture(regclass);
-DROP FUNCTION capture(regclass, text, boolean, text, text);
+DROP FUNCTION capture(regclass, text, boolean, text, text, boolean);
 DROP FUNCTION capture_trigger_name();
 DROP FUNCTION capture_change();
+DROP FUNCTION debezium_envelope(text, text, text, text, text, text, text, bigint, bigint);
 DROP FUNCTION debezium_row(oid, json, boolean, text);
 DROP FUNCTION debezium_value(json, oid, int, text);
 DROP FUNCTION debezium_base64(bytea);
