@@ -12,6 +12,7 @@ import { runLatency } from './latency.js';
 import { runPeers } from './peers.js';
 import { runProduce } from './produce.js';
 import { runScale } from './scale.js';
+import { runSqlSend } from './sql-send.js';
 import { fmt, median, max, min, type Ctx, type Row } from './stats.js';
 
 const SECTIONS: Record<string, (ctx: Ctx) => Promise<Row[]>> = {
@@ -22,6 +23,7 @@ const SECTIONS: Record<string, (ctx: Ctx) => Promise<Row[]>> = {
   scale: runScale,
   peers: runPeers,
   kafka: runKafka,
+  'sql-send': runSqlSend, // producing from SQL, beside plain INSERTs
 };
 
 const { values: args } = parseArgs({

@@ -115,3 +115,55 @@ describe('producing from SQL across a broker SIGKILL', () => {
     }
   }, 180_000);
 });
+
+describe('producing from SQL with two brokers on one schema', () => {
+  it('has each committed record appended once, in commit order per key, though both brokers relay', async () => {
+    const shared = scratchSchema();
+    const ports = [await freePort(), await freePort()];
+    const brokers = await Promise.all(ports.map((port, i) => spawnBroker({ DATABASE_URL: testDatabaseUrl(), PGKAFKA_SCHEMA: shared, PGKAFKA_PORT: String(port), PGKAFKA_NODE_ID: String(i + 1) })));
+    try {
+      const admin = await RawClient.connect(`127.0.0.1:${ports[0]}`);
+      const created = await admin.request(CreateTopicsApi, 7, { topics: [{ name: 'two-relays', numPartitions: 2, replicationFactor: 1 }], timeoutMs: 1000 });
+      admin.close();
+      expect(created.topics[0]!.errorCode).toBe(ErrorCode.NONE);
+      const committed = new Map<string, string[]>();
+      await Promise.all(
+        [0, 1, 2, 3].map(async (w) => {
+          for (let i = 0; i < 40; i++) {
+            const key = `w${w}`;
+            await inTransaction(app, (c) => c.query(`SELECT ${shared}.send('two-relays', $1::text, $2::text)`, [key, `v${i}`]));
+            committed.set(key, [...(committed.get(key) ?? []), `v${i}`]);
+          }
+        }),
+      );
+      // Read through the second broker: what it serves includes the first broker's appends.
+      const client = await RawClient.connect(`127.0.0.1:${ports[1]}`);
+      const byKey = new Map<string, string[]>();
+      try {
+        const deadline = Date.now() + 30_000;
+        let total = 0;
+        while (total < 160 && Date.now() < deadline) {
+          byKey.clear();
+          total = 0;
+          for (let p = 0; p < 2; p++) {
+            for (let from = 0n; ;) {
+              const { records } = await fetchRecords(client, 'two-relays', p, from);
+              if (records.length === 0) break;
+              for (const r of records) byKey.set(r.key!.toString(), [...(byKey.get(r.key!.toString()) ?? []), r.value!.toString()]);
+              total += records.length;
+              from = records[records.length - 1]!.offset + 1n;
+            }
+          }
+          if (total < 160) await sleep(200);
+        }
+      } finally {
+        client.close();
+      }
+      expect(Object.fromEntries(byKey)).toEqual(Object.fromEntries(committed));
+      const { rows } = await app.query<{ n: string }>(`SELECT (SELECT count(*) FROM ${shared}.outbox) + (SELECT count(*) FROM ${shared}.outbox_commits) AS n`);
+      expect(rows[0]!.n).toBe('0');
+    } finally {
+      await Promise.all(brokers.map(kill));
+    }
+  }, 120_000);
+});
