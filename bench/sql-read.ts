@@ -1,4 +1,4 @@
-// Decoding speed of records() (migrations/0014_sql_read.sql): small records
+// Decoding speed of records() (migrations/0014_sql_read_capture.sql): small records
 // written into a scratch schema with the broker's own append statement
 // (SqlLimit), then read back through records() in PL/pgSQL, per record shape.
 // `npx tsx bench/sql-read.ts [records] [runs]`.
