@@ -345,7 +345,7 @@ function errorAlterReplicaLogDirsResponse(request: AlterReplicaLogDirsRequest, v
 export const AlterReplicaLogDirsApi: ApiCodec<AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse> = {
   apiKey: 34,
   name: "AlterReplicaLogDirs",
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 2,
   flexibleMin: 2,
   latestVersionUnstable: false,

@@ -198,7 +198,7 @@ function errorCreateDelegationTokenResponse(request: CreateDelegationTokenReques
 export const CreateDelegationTokenApi: ApiCodec<CreateDelegationTokenRequest, CreateDelegationTokenResponse> = {
   apiKey: 38,
   name: "CreateDelegationToken",
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 3,
   flexibleMin: 2,
   latestVersionUnstable: false,

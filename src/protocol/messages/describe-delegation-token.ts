@@ -294,7 +294,7 @@ function errorDescribeDelegationTokenResponse(request: DescribeDelegationTokenRe
 export const DescribeDelegationTokenApi: ApiCodec<DescribeDelegationTokenRequest, DescribeDelegationTokenResponse> = {
   apiKey: 41,
   name: "DescribeDelegationToken",
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 3,
   flexibleMin: 2,
   latestVersionUnstable: false,

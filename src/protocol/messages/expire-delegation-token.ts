@@ -88,7 +88,7 @@ function errorExpireDelegationTokenResponse(request: ExpireDelegationTokenReques
 export const ExpireDelegationTokenApi: ApiCodec<ExpireDelegationTokenRequest, ExpireDelegationTokenResponse> = {
   apiKey: 40,
   name: "ExpireDelegationToken",
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 2,
   flexibleMin: 2,
   latestVersionUnstable: false,

@@ -642,7 +642,7 @@ function errorOffsetFetchResponse(request: OffsetFetchRequest, version: number, 
 export const OffsetFetchApi: ApiCodec<OffsetFetchRequest, OffsetFetchResponse> = {
   apiKey: 9,
   name: "OffsetFetch",
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 10,
   flexibleMin: 6,
   latestVersionUnstable: false,

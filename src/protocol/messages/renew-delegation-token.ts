@@ -88,7 +88,7 @@ function errorRenewDelegationTokenResponse(request: RenewDelegationTokenRequest,
 export const RenewDelegationTokenApi: ApiCodec<RenewDelegationTokenRequest, RenewDelegationTokenResponse> = {
   apiKey: 39,
   name: "RenewDelegationToken",
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 2,
   flexibleMin: 2,
   latestVersionUnstable: false,
