@@ -178,7 +178,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   });
   await notifications.start();
 
-  const registry = new HandlerRegistry();
+  const registry = new HandlerRegistry(undefined, { kafka4VersionsOnly: config.kafka4VersionsOnly });
   const users = new UserStore(pool);
   const listeners: ListenerSpec[] = config.listeners ? parseListeners(config.listeners) : [{ name: 'PLAINTEXT', host: config.host, port: config.port }];
   const advertisedListeners = new Map(parseListeners(config.advertisedListeners ?? '').map((l) => [l.name as string, l]));

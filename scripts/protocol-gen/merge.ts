@@ -190,7 +190,7 @@ export function mergeSpecs(old: MessageSpec, neu: MessageSpec): MessageSpec {
   if (errors.length > 0) throw new Error(`the Kafka 3.9 and 4.x definitions disagree:\n  ${errors.join('\n  ')}`);
   const min = Math.min(oldValid.min, newValid.min);
   const max = Math.max(oldValid.max, newValid.max);
-  const out: MessageSpec = { ...neu, validVersions: min === max ? `${min}` : `${min}-${max}` };
+  const out: MessageSpec = { ...neu, validVersions: min === max ? `${min}` : `${min}-${max}`, kafka4ValidVersions: neu.validVersions };
   if (fields !== undefined) out.fields = fields;
   if (commonStructs !== undefined) out.commonStructs = commonStructs;
   return out;

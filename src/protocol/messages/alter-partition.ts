@@ -408,6 +408,7 @@ export const AlterPartitionApi: ApiCodec<AlterPartitionRequest, AlterPartitionRe
   name: "AlterPartition",
   minVersion: 0,
   maxVersion: 3,
+  kafka4MinVersion: 2,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readAlterPartitionRequest,

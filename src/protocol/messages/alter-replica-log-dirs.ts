@@ -347,6 +347,7 @@ export const AlterReplicaLogDirsApi: ApiCodec<AlterReplicaLogDirsRequest, AlterR
   name: "AlterReplicaLogDirs",
   minVersion: 0,
   maxVersion: 2,
+  kafka4MinVersion: 1,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readAlterReplicaLogDirsRequest,

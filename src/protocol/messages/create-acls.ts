@@ -221,6 +221,7 @@ export const CreateAclsApi: ApiCodec<CreateAclsRequest, CreateAclsResponse> = {
   name: "CreateAcls",
   minVersion: 0,
   maxVersion: 3,
+  kafka4MinVersion: 1,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readCreateAclsRequest,

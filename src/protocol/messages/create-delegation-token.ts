@@ -200,6 +200,7 @@ export const CreateDelegationTokenApi: ApiCodec<CreateDelegationTokenRequest, Cr
   name: "CreateDelegationToken",
   minVersion: 0,
   maxVersion: 3,
+  kafka4MinVersion: 1,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readCreateDelegationTokenRequest,

@@ -481,6 +481,7 @@ export const CreateTopicsApi: ApiCodec<CreateTopicsRequest, CreateTopicsResponse
   name: "CreateTopics",
   minVersion: 0,
   maxVersion: 7,
+  kafka4MinVersion: 2,
   flexibleMin: 5,
   latestVersionUnstable: false,
   readRequest: readCreateTopicsRequest,

@@ -313,6 +313,7 @@ export const DeleteAclsApi: ApiCodec<DeleteAclsRequest, DeleteAclsResponse> = {
   name: "DeleteAcls",
   minVersion: 0,
   maxVersion: 3,
+  kafka4MinVersion: 1,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readDeleteAclsRequest,

@@ -248,6 +248,7 @@ export const DeleteTopicsApi: ApiCodec<DeleteTopicsRequest, DeleteTopicsResponse
   name: "DeleteTopics",
   minVersion: 0,
   maxVersion: 6,
+  kafka4MinVersion: 1,
   flexibleMin: 4,
   latestVersionUnstable: false,
   readRequest: readDeleteTopicsRequest,

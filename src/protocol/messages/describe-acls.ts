@@ -248,6 +248,7 @@ export const DescribeAclsApi: ApiCodec<DescribeAclsRequest, DescribeAclsResponse
   name: "DescribeAcls",
   minVersion: 0,
   maxVersion: 3,
+  kafka4MinVersion: 1,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readDescribeAclsRequest,

@@ -410,6 +410,7 @@ export const DescribeConfigsApi: ApiCodec<DescribeConfigsRequest, DescribeConfig
   name: "DescribeConfigs",
   minVersion: 0,
   maxVersion: 4,
+  kafka4MinVersion: 1,
   flexibleMin: 4,
   latestVersionUnstable: false,
   readRequest: readDescribeConfigsRequest,

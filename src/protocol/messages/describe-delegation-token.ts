@@ -296,6 +296,7 @@ export const DescribeDelegationTokenApi: ApiCodec<DescribeDelegationTokenRequest
   name: "DescribeDelegationToken",
   minVersion: 0,
   maxVersion: 3,
+  kafka4MinVersion: 1,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readDescribeDelegationTokenRequest,

@@ -372,6 +372,7 @@ export const DescribeLogDirsApi: ApiCodec<DescribeLogDirsRequest, DescribeLogDir
   name: "DescribeLogDirs",
   minVersion: 0,
   maxVersion: 5,
+  kafka4MinVersion: 1,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readDescribeLogDirsRequest,

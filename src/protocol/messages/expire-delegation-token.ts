@@ -90,6 +90,7 @@ export const ExpireDelegationTokenApi: ApiCodec<ExpireDelegationTokenRequest, Ex
   name: "ExpireDelegationToken",
   minVersion: 0,
   maxVersion: 2,
+  kafka4MinVersion: 1,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readExpireDelegationTokenRequest,

@@ -1022,6 +1022,7 @@ export const FetchApi: ApiCodec<FetchRequest, FetchResponse> = {
   name: "Fetch",
   minVersion: 0,
   maxVersion: 18,
+  kafka4MinVersion: 4,
   flexibleMin: 12,
   latestVersionUnstable: false,
   readRequest: readFetchRequest,

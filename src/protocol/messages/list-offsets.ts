@@ -385,6 +385,7 @@ export const ListOffsetsApi: ApiCodec<ListOffsetsRequest, ListOffsetsResponse> =
   name: "ListOffsets",
   minVersion: 0,
   maxVersion: 11,
+  kafka4MinVersion: 1,
   flexibleMin: 6,
   latestVersionUnstable: false,
   readRequest: readListOffsetsRequest,

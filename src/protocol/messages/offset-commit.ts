@@ -383,6 +383,7 @@ export const OffsetCommitApi: ApiCodec<OffsetCommitRequest, OffsetCommitResponse
   name: "OffsetCommit",
   minVersion: 0,
   maxVersion: 10,
+  kafka4MinVersion: 2,
   flexibleMin: 8,
   latestVersionUnstable: false,
   readRequest: readOffsetCommitRequest,

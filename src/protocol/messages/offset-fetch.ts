@@ -644,6 +644,7 @@ export const OffsetFetchApi: ApiCodec<OffsetFetchRequest, OffsetFetchResponse> =
   name: "OffsetFetch",
   minVersion: 0,
   maxVersion: 10,
+  kafka4MinVersion: 1,
   flexibleMin: 6,
   latestVersionUnstable: false,
   readRequest: readOffsetFetchRequest,

@@ -342,6 +342,7 @@ export const OffsetForLeaderEpochApi: ApiCodec<OffsetForLeaderEpochRequest, Offs
   name: "OffsetForLeaderEpoch",
   minVersion: 0,
   maxVersion: 4,
+  kafka4MinVersion: 2,
   flexibleMin: 4,
   latestVersionUnstable: false,
   readRequest: readOffsetForLeaderEpochRequest,

@@ -596,6 +596,7 @@ export const ProduceApi: ApiCodec<ProduceRequest, ProduceResponse> = {
   name: "Produce",
   minVersion: 0,
   maxVersion: 13,
+  kafka4MinVersion: 3,
   flexibleMin: 9,
   latestVersionUnstable: false,
   readRequest: readProduceRequest,

@@ -411,6 +411,7 @@ export const WriteTxnMarkersApi: ApiCodec<WriteTxnMarkersRequest, WriteTxnMarker
   name: "WriteTxnMarkers",
   minVersion: 0,
   maxVersion: 2,
+  kafka4MinVersion: 1,
   flexibleMin: 1,
   latestVersionUnstable: false,
   readRequest: readWriteTxnMarkersRequest,
