@@ -4,10 +4,15 @@
 // 2.1.0, and segmentio/kafka-go 0.2.1. Each runner does every step its client
 // has and reports each one; everything must succeed except the produce and
 // fetch steps that carry magic 0/1 message sets (Produce v0-2, Fetch v0-3),
-// not served yet: FINDINGS.md "Old clients".
+// not served yet: FINDINGS.md "Old clients". A TCP recorder also captures
+// Sarama 1.22's requests as it sends them (old versions included): each must
+// decode with the generated codecs and re-encode to the same bytes.
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Reader } from '../src/protocol/codec/reader.js';
+import { Writer } from '../src/protocol/codec/writer.js';
 import { ErrorCode } from '../src/protocol/errors.js';
-import { CreateTopicsApi, ProduceApi } from '../src/protocol/messages/index.js';
+import { apiByKey, CreateTopicsApi, ProduceApi, readRequestHeader, requestHeaderVersion, writeRequestHeader } from '../src/protocol/messages/index.js';
 import { buildBatch } from '../src/protocol/records/index.js';
 import { startTestBroker, type TestBroker } from '../test/support/broker.js';
 import { RawClient } from '../test/support/raw-client.js';
@@ -51,10 +56,10 @@ async function prefill(topic: string): Promise<void> {
   }
 }
 
-async function run(bin: string, tag: string, env: NodeJS.ProcessEnv = {}): Promise<Map<string, StepResult>> {
+async function run(bin: string, tag: string, env: NodeJS.ProcessEnv = {}, bootstrap = broker.bootstrap): Promise<Map<string, StepResult>> {
   const prefilled = `${tag}-pre`;
   await prefill(prefilled);
-  const r = await runOk(bin, [], { input: JSON.stringify({ bootstrap: broker.bootstrap, tag, prefilled, records: RECORDS }), timeoutMs: 150_000, env });
+  const r = await runOk(bin, [], { input: JSON.stringify({ bootstrap, tag, prefilled, records: RECORDS }), timeoutMs: 150_000, env });
   const results = (JSON.parse(r.stdout.toString('utf8')) as { results: StepResult[] }).results;
   if (process.env.COMPAT_DEBUG) console.log(JSON.stringify(results, null, 1));
   return new Map(results.map((s) => [s.step, s]));
@@ -114,5 +119,85 @@ describe('segmentio/kafka-go 0.2.1', () => {
     expectSteps(results, ['produce', 'fetch', 'group consume and commit']);
     expect(results.get('create topics')!.value).toBe(2);
     expect(results.get('list offsets')!.value).toEqual([0, RECORDS]);
+  }, 200_000);
+});
+
+/**
+ * A TCP recorder in front of a broker that advertises the recorder's port, so
+ * every connection of the client passes through it: the request frames the
+ * client sends, as sent.
+ */
+async function recorder(): Promise<{ port: number; frames: Buffer[]; forwardTo: (port: number) => void; close: () => void }> {
+  const frames: Buffer[] = [];
+  let target = 0;
+  const sockets: net.Socket[] = [];
+  const server = net.createServer((client) => {
+    const upstream = net.connect(target, '127.0.0.1');
+    sockets.push(client, upstream);
+    let pending = Buffer.alloc(0);
+    client.on('data', (chunk) => {
+      pending = Buffer.concat([pending, chunk]);
+      while (pending.length >= 4 && pending.length >= 4 + pending.readInt32BE(0)) {
+        frames.push(Buffer.from(pending.subarray(4, 4 + pending.readInt32BE(0))));
+        pending = pending.subarray(4 + pending.readInt32BE(0));
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => client.write(chunk));
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    client.on('error', () => {});
+    upstream.on('error', () => {});
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    frames,
+    forwardTo: (port) => (target = port),
+    close: () => {
+      for (const s of sockets) s.destroy();
+      server.close();
+    },
+  };
+}
+
+describe("Sarama 1.22's requests, as it sends them", () => {
+  it('decode with the generated codecs and re-encode to the same bytes, old versions included', async () => {
+    const rec = await recorder();
+    const recorded = await startTestBroker({ advertisedPort: rec.port });
+    rec.forwardTo(recorded.port);
+    const saved = broker;
+    try {
+      broker = recorded;
+      await run(sarama, 'old-rec-default', { SARAMA_VERSION: '' }, `127.0.0.1:${rec.port}`);
+      await run(sarama, 'old-rec-010', { SARAMA_VERSION: '0.10.0.0' }, `127.0.0.1:${rec.port}`);
+    } finally {
+      broker = saved;
+      rec.close();
+      await recorded.destroy();
+    }
+    const seen = new Set<string>();
+    for (const frame of rec.frames) {
+      const apiKey = frame.readInt16BE(0);
+      const version = frame.readInt16BE(2);
+      const codec = apiByKey.get(apiKey)!;
+      const where = `${codec.name} v${version}`;
+      const hv = requestHeaderVersion(apiKey, version);
+      const r = new Reader(frame);
+      const header = readRequestHeader(r, hv);
+      const body = codec.readRequest(r, version);
+      expect(r.error, where).toBeNull();
+      expect(r.remaining(), where).toBe(0);
+      expect(header.clientId, where).toBe('sarama-1.22');
+      const w = new Writer();
+      writeRequestHeader(w, hv, header);
+      codec.writeRequest(w, version, body);
+      expect(w.toBuffer().equals(frame), where).toBe(true);
+      seen.add(where);
+    }
+    // The versions Kafka 4 removed that Sarama 1.22 sends, and the magic 0/1 ones still refused.
+    for (const v of ['Metadata v0', 'Metadata v1', 'ListOffsets v0', 'FindCoordinator v0', 'OffsetCommit v1', 'OffsetFetch v1', 'Produce v0', 'Produce v2', 'Fetch v0', 'Fetch v2']) {
+      expect(seen, v).toContain(v);
+    }
   }, 200_000);
 });
