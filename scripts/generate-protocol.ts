@@ -1,5 +1,6 @@
 // Generates src/protocol/messages/*.ts from Apache Kafka's JSON message
-// definitions in protocol-spec/messages. Plain TypeScript, no template engine;
+// definitions: 4.3.1's in protocol-spec/messages, extended to the old versions
+// only 3.9.1's (protocol-spec/kafka-3.9/messages) define. Plain TypeScript, no template engine;
 // the output is deterministic. This entry point reads the specs and writes (or
 // checks) the files; the code emission is in scripts/protocol-gen/.
 //
@@ -9,17 +10,23 @@ import { readFileSync, readdirSync, writeFileSync, mkdirSync, existsSync, unlink
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generate, HEADER } from './protocol-gen/files.js';
+import { unionSpecs } from './protocol-gen/merge.js';
 import { type MessageSpec, stripComments } from './protocol-gen/spec.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SPEC_DIR = join(ROOT, 'protocol-spec', 'messages');
+const OLD_SPEC_DIR = join(ROOT, 'protocol-spec', 'kafka-3.9', 'messages');
 const OUT_DIR = join(ROOT, 'src', 'protocol', 'messages');
 
-function loadSpecs(): MessageSpec[] {
-  const files = readdirSync(SPEC_DIR)
+function loadDir(dir: string): MessageSpec[] {
+  const files = readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
     .sort();
-  return files.map((f) => JSON.parse(stripComments(readFileSync(join(SPEC_DIR, f), 'utf8'))) as MessageSpec);
+  return files.map((f) => JSON.parse(stripComments(readFileSync(join(dir, f), 'utf8'))) as MessageSpec);
+}
+
+function loadSpecs(): MessageSpec[] {
+  return unionSpecs(loadDir(OLD_SPEC_DIR), loadDir(SPEC_DIR));
 }
 
 function main(): void {

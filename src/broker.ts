@@ -200,7 +200,7 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
   started.push(() => notifications.stop());
   await notifications.start();
 
-  const registry = new HandlerRegistry();
+  const registry = new HandlerRegistry(undefined, { kafka4VersionsOnly: config.kafka4VersionsOnly });
   const users = new UserStore(pool);
   const listeners: ListenerSpec[] = config.listeners ? parseListeners(config.listeners) : [{ name: 'PLAINTEXT', host: config.host, port: config.port }];
   const advertisedListeners = new Map(parseListeners(config.advertisedListeners ?? '').map((l) => [l.name as string, l]));

@@ -1,8 +1,9 @@
 // Real Apache Kafka for the tests: a single-node KRaft broker (combined
 // broker and controller) from the jars that Maven resolves for
-// compat/java/kafka/pom.xml, formatted fresh in a temporary directory and run
-// with Kafka's own main classes. It is the oracle the differential scenarios
-// compare pgkafka with.
+// compat/java/kafka/pom.xml (4.3.1; compat/java/kafka39/pom.xml for 3.9.1, the
+// last release serving the versions Kafka 4.0 removed), formatted fresh in a
+// temporary directory and run with Kafka's own main classes. It is the oracle
+// the differential scenarios compare pgkafka with.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -13,11 +14,14 @@ import { MetadataApi } from '../../src/protocol/messages/index.js';
 import { freePort } from '../../test/support/broker-process.js';
 import { RawClient } from '../../test/support/raw-client.js';
 
-const pomDir = fileURLToPath(new URL('../java/kafka', import.meta.url));
-const classpathFile = join(pomDir, 'target', 'classpath.txt');
+/** Which Apache Kafka: the release the project's protocol follows, or 3.9.1 for the versions 4.0 removed. */
+export type KafkaRelease = '4.3' | '3.9';
+const POM_DIRS: Record<KafkaRelease, string> = { '4.3': 'kafka', '3.9': 'kafka39' };
 
 /** The jars of Kafka's broker and tools, resolved by Maven once and cached beside the pom (target/ is not committed). */
-export function kafkaClasspath(): string {
+export function kafkaClasspath(release: KafkaRelease = '4.3'): string {
+  const pomDir = fileURLToPath(new URL(`../java/${POM_DIRS[release]}`, import.meta.url));
+  const classpathFile = join(pomDir, 'target', 'classpath.txt');
   const pom = join(pomDir, 'pom.xml');
   if (!existsSync(classpathFile) || statSync(classpathFile).mtimeMs < statSync(pom).mtimeMs) {
     mkdirSync(join(pomDir, 'target'), { recursive: true });
@@ -71,9 +75,12 @@ export async function startApacheKafka(
     listeners?: string[];
     /** Arguments added to kafka-storage format, e.g. `--add-scram SCRAM-SHA-256=[name=alice,password=…]`. */
     format?: string[];
+    /** Kafka 3.9.1 instead of 4.3.1. */
+    release?: KafkaRelease;
   } = {},
 ): Promise<ApacheKafka> {
-  const classpath = kafkaClasspath();
+  const release = opts.release ?? '4.3';
+  const classpath = kafkaClasspath(release);
   const [port, controllerPort] = [await freePort(), await freePort()];
   const extra: Record<string, string> = {};
   for (const name of opts.listeners ?? []) extra[name] = `127.0.0.1:${await freePort()}`;
@@ -118,7 +125,8 @@ export async function startApacheKafka(
   // a replication setting that has no counterpart on a single-copy log.
   const format = spawnSync(
     'java',
-    [...jvm, 'kafka.tools.StorageTool', 'format', `--cluster-id=${clusterId()}`, '-c', file, '--feature', 'eligible.leader.replicas.version=0', ...(opts.format ?? [])],
+    // 3.9 has no eligible leader replicas feature to turn off.
+    [...jvm, 'kafka.tools.StorageTool', 'format', `--cluster-id=${clusterId()}`, '-c', file, ...(release === '4.3' ? ['--feature', 'eligible.leader.replicas.version=0'] : []), ...(opts.format ?? [])],
     { encoding: 'utf8', timeout: 120_000 },
   );
   if (format.status !== 0) throw new Error(`kafka-storage format failed:\n${format.stdout}${format.stderr}`);

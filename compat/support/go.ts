@@ -22,6 +22,18 @@ export async function buildGo(client: GoClient): Promise<string> {
   return bin;
 }
 
+/**
+ * Builds a client of compat/go-old/ (Sarama 1.22, kafka-go 0.2): its own
+ * module, since kafka-go 0.2 and 0.4 share a module path and cannot both be
+ * in compat/go/go.mod.
+ */
+export async function buildOldGo(client: 'sarama122' | 'kafkago02'): Promise<string> {
+  const dir = fileURLToPath(new URL('../go-old/', import.meta.url));
+  const bin = `${dir}bin/${client}`;
+  await runOk('go', ['-C', dir, 'build', '-o', bin, `./${client}`], { timeoutMs: 240_000 });
+  return bin;
+}
+
 export interface GoStep {
   op: string;
   [arg: string]: unknown;

@@ -80,6 +80,7 @@ export function generate(specs: MessageSpec[]): Map<string, string> {
       `  name: ${JSON.stringify(stem)},`,
       `  minVersion: ${valid.min},`,
       `  maxVersion: ${valid.max},`,
+      `  kafka4MinVersion: ${parseRange(req.kafka4ValidVersions ?? req.validVersions)!.min},`,
       `  flexibleMin: ${fmtNum(fm)},`,
       `  latestVersionUnstable: ${req.latestVersionUnstable === true},`,
       `  readRequest: read${req.name},`,

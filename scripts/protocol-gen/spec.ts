@@ -19,6 +19,8 @@ export interface MessageSpec {
   validVersions: string;
   flexibleVersions?: string;
   latestVersionUnstable?: boolean;
+  /** Set by the union with 3.9.1 (merge.ts): the 4.x definition's own validVersions. */
+  kafka4ValidVersions?: string;
   fields?: FieldSpec[];
   commonStructs?: { name: string; versions: string; fields: FieldSpec[] }[];
 }

@@ -287,6 +287,13 @@ export const options = {
     default: false,
     doc: "With the authorizer on, allow any principal on a resource no ACL applies to (Kafka's `allow.everyone.if.no.acl.found`).",
   },
+  // Request versions Kafka 4.0 removed (docs/apis.md#old-versions).
+  kafka4VersionsOnly: {
+    env: 'PGKAFKA_KAFKA4_VERSIONS_ONLY',
+    schema: bool,
+    default: false,
+    doc: 'Serve only the request versions Kafka 4.x defines: ApiVersions advertises its ranges and an older version gets its answer (the connection closes; ApiVersions answers UNSUPPORTED_VERSION). Off: also serve the versions Kafka 3.9 served.',
+  },
   logLevel: { env: 'PGKAFKA_LOG_LEVEL', schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', doc: 'pino log level; `debug` logs every request.' },
 } as const;
 

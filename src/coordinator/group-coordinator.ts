@@ -34,6 +34,10 @@ export interface CommitPartition {
   committedOffset: bigint;
   leaderEpoch: number;
   metadata: string | null;
+  /** OffsetCommit v1: the client's commit timestamp (ms), -1 for the broker's clock. */
+  commitTimestampMs?: bigint;
+  /** OffsetCommit v2-v4: retention time (ms), -1 for offsets.retention.minutes. */
+  retentionTimeMs?: bigint;
 }
 
 /**

@@ -1,4 +1,7 @@
-// ListOffsets (key 2), v1-11.
+// ListOffsets (key 2), v0-11.
+// v0 (removed in Kafka 4.0): MaxNumOffsets, answered with OldStyleOffsets, up
+// to that many offsets newest first, as Kafka 3.9's legacy look-up; a
+// timestamp below -2 is UNSUPPORTED_VERSION for its partition.
 // v1: one offset per partition, with its timestamp. v2: isolation level.
 // v4: current leader epoch, leader epoch in the answer. v6: flexible.
 // v7: max timestamp (-3). v8: earliest local (-4). v9: latest tiered (-5).
@@ -10,7 +13,7 @@ import { defineHandler } from './types.js';
 
 export default defineHandler({
   codec: ListOffsetsApi,
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 11,
   async handle(ctx, request) {
     const { topics: topicManager, logs } = ctx.broker;
@@ -26,6 +29,10 @@ export default defineHandler({
             if (!log) return failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
             if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch !== log.leaderEpoch) {
               return failed(p.currentLeaderEpoch > log.leaderEpoch ? ErrorCode.UNKNOWN_LEADER_EPOCH : ErrorCode.FENCED_LEADER_EPOCH);
+            }
+            if (ctx.apiVersion === 0) {
+              if (p.timestamp < -2n) return failed(ErrorCode.UNSUPPORTED_VERSION);
+              return { ...failed(ErrorCode.NONE), oldStyleOffsets: await logs.legacyOffsetsBefore(log, p.timestamp, p.maxNumOffsets) };
             }
             // read_committed: latest is the last stable offset.
             const found = await logs.offsetForTimestamp(log, p.timestamp, request.isolationLevel);

@@ -1,6 +1,10 @@
-// OffsetCommit (key 8), v2-10.
-// v2-4: retention time (ignored since Kafka 2.1: retention is the broker's
-// offsets.retention.minutes). v3: throttle time. v6: committed leader epoch.
+// OffsetCommit (key 8), v0-10.
+// v0-1 were removed in Kafka 4.0. v0: no generation or member id, a commit
+// from outside group management (Kafka 3.9 stored these in ZooKeeper; here
+// they are stored like every other commit). v1: a commit timestamp per
+// partition (-1: the broker's clock). v2-4: retention time; when not -1 the
+// offset expires that long after the commit instead of by
+// offsets.retention.minutes, as Kafka 3.9. v3: throttle time. v6: committed leader epoch.
 // v7: group instance id. v8: flexible. v10: topic ids.
 // Generation -1 with no member id is a commit from outside group management
 // (standalone consumers, admin tools), accepted while the group is empty.
@@ -18,7 +22,7 @@ import { defineHandler } from './types.js';
 
 export default defineHandler({
   codec: OffsetCommitApi,
-  minVersion: 2,
+  minVersion: 0,
   maxVersion: 10,
   async handle(ctx, request) {
     const { topics } = ctx.broker;
@@ -53,6 +57,8 @@ export default defineHandler({
         committedOffset: p.committedOffset,
         leaderEpoch: p.committedLeaderEpoch,
         metadata: p.committedMetadata,
+        commitTimestampMs: ctx.apiVersion === 1 ? p.commitTimestamp : -1n,
+        retentionTimeMs: ctx.apiVersion >= 2 && ctx.apiVersion <= 4 ? request.retentionTimeMs : -1n,
       })),
     );
     const wanted = partitions.filter((p) => p.refused === ErrorCode.NONE);

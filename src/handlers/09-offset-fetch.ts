@@ -1,4 +1,6 @@
-// OffsetFetch (key 9), v1-10.
+// OffsetFetch (key 9), v0-10.
+// v0 (removed in Kafka 4.0; Kafka 3.9 read it from ZooKeeper): the same
+// committed offsets as v1, since OffsetCommit v0 stores them like the others.
 // v2: null topics means every committed partition; top-level error. v3:
 // throttle time. v5: committed leader epoch. v6: flexible. v7: require
 // stable: partitions with offsets staged by an open transaction answer
@@ -100,7 +102,7 @@ async function fetchAuthorized(ctx: RequestContext, groupId: string, wanted: Wan
 
 export default defineHandler({
   codec: OffsetFetchApi,
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 10,
   async handle(ctx, request) {
     if (ctx.apiVersion < 8) {

@@ -1,5 +1,5 @@
-// CreateTopics (key 19), v2-7.
-// v1: validate_only, error messages. v4: -1 partitions or replication factor
+// CreateTopics (key 19), v0-7 (v0-1 removed in Kafka 4.0).
+// v0: no validate_only (always creates). v1: validate_only, error messages. v4: -1 partitions or replication factor
 // take the broker defaults. v5: flexible; the result reports partitions,
 // replication factor and every config of the topic with its source, as
 // DescribeConfigs reports them (also for validate_only). v7: topic id.
@@ -14,7 +14,7 @@ import { defineHandler } from './types.js';
 
 export default defineHandler({
   codec: CreateTopicsApi,
-  minVersion: 2,
+  minVersion: 0,
   maxVersion: 7,
   async handle(ctx, request) {
     const { topics: topicManager, liveBrokers } = ctx.broker;

@@ -1,4 +1,4 @@
-// DeleteTopics (key 20), v1-6.
+// DeleteTopics (key 20), v0-6 (v0, removed in Kafka 4.0, is v1 without the throttle time).
 // v1: throttle time. v4: flexible. v5: error messages. v6: topics named by
 // name or by id. Deleting a topic removes its partitions and every stored
 // batch in one transaction.
@@ -19,7 +19,7 @@ const UNKNOWN_MESSAGES = new Map<number, string>([
 
 export default defineHandler({
   codec: DeleteTopicsApi,
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 6,
   async handle(ctx, request) {
     const { topics: topicManager, logs } = ctx.broker;

@@ -1,4 +1,5 @@
-// OffsetForLeaderEpoch (key 23), v2-4 (Kafka 4 serves no older version).
+// OffsetForLeaderEpoch (key 23), v0-4 (Kafka 4 serves from v2).
+// v0: no leader epoch in the answer. v1: the epoch of the end offset.
 // v2: throttle time. v3: replica id (-1 for consumers). v4: flexible.
 // Consumers ask it after a leader change or when they resume from a
 // committed offset with its leader epoch (KIP-320), to detect truncation.
@@ -39,7 +40,7 @@ async function endOffset(ctx: RequestContext, topicName: string, p: OffsetForLea
 
 export default defineHandler({
   codec: OffsetForLeaderEpochApi,
-  minVersion: 2,
+  minVersion: 0,
   maxVersion: 4,
   async handle(ctx, request) {
     // Brokers replicating (CLUSTER_ACTION) may ask for any topic; the check is quiet, as on Kafka.

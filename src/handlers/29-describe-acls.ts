@@ -1,4 +1,5 @@
-// DescribeAcls (key 29), v1-3 (v1: pattern type filters, KIP-290; v2:
+// DescribeAcls (key 29), v0-3 (v0, removed in Kafka 4.0: literal patterns
+// only, the filter's pattern type defaults to LITERAL as Kafka 3.9 set it; v1: pattern type filters, KIP-290; v2:
 // flexible). The ACLs matching one filter, grouped by resource pattern.
 // Needs DESCRIBE on the cluster; without an authorizer: SECURITY_DISABLED. A
 // filter with an UNKNOWN code closes the connection, as Kafka's parser refuses it.
@@ -12,7 +13,7 @@ const failed = (errorCode: number, errorMessage: string | null) => ({ throttleTi
 
 export default defineHandler({
   codec: DescribeAclsApi,
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 3,
   async handle(ctx, request) {
     const { authorizer } = ctx.broker;

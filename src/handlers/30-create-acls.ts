@@ -1,4 +1,5 @@
-// CreateAcls (key 30), v1-3 (v1: literal and prefixed patterns, KIP-290;
+// CreateAcls (key 30), v0-3 (v0, removed in Kafka 4.0: literal patterns only,
+// the default pattern type; v1: literal and prefixed patterns, KIP-290;
 // v2: flexible). Needs ALTER on the cluster. Each binding is checked as
 // Kafka checks it (INVALID_REQUEST with the reason); the valid ones are
 // stored in one transaction and apply on every broker sharing the database.
@@ -14,7 +15,7 @@ import { defineHandler } from './types.js';
 
 export default defineHandler({
   codec: CreateAclsApi,
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 3,
   async handle(ctx, request) {
     const { authorizer } = ctx.broker;

@@ -1,4 +1,5 @@
-// DeleteAcls (key 31), v1-3 (v1: pattern type filters, KIP-290; v2:
+// DeleteAcls (key 31), v0-3 (v0, removed in Kafka 4.0: literal patterns
+// only, the filter's default pattern type; v1: pattern type filters, KIP-290; v2:
 // flexible). Needs ALTER on the cluster. Every binding any valid filter
 // matches is deleted in one transaction; each filter's result lists the
 // bindings it matched. Without an authorizer: SECURITY_DISABLED per filter. A
@@ -11,7 +12,7 @@ import { defineHandler } from './types.js';
 
 export default defineHandler({
   codec: DeleteAclsApi,
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 3,
   async handle(ctx, request) {
     const { authorizer } = ctx.broker;

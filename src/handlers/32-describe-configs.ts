@@ -1,5 +1,7 @@
-// DescribeConfigs (key 32), v1-4.
-// v0 was removed in Kafka 4.0. v1: config sources and synonyms. v2: throttle
+// DescribeConfigs (key 32), v0-4.
+// v0 (removed in Kafka 4.0): no synonyms; its IsDefault is false for every
+// config, because Kafka 3.9 never set it (it fills ConfigSource, which v0
+// does not carry). v1: config sources and synonyms. v2: throttle
 // on quota violation (none here). v3: documentation and config types. v4:
 // flexible. Topics report every topic config with its source (topic, dynamic
 // broker value, dynamic cluster default, broker option, or Kafka's default);
@@ -16,7 +18,7 @@ import { defineHandler } from './types.js';
 
 export default defineHandler({
   codec: DescribeConfigsApi,
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 4,
   async handle(ctx, request) {
     const { topics, brokerConfigs, nodeId } = ctx.broker;

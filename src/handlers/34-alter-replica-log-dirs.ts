@@ -1,4 +1,4 @@
-// AlterReplicaLogDirs (key 34), v1-2. v1: same as v0. v2: flexible.
+// AlterReplicaLogDirs (key 34), v0-2 (v0 removed in Kafka 4.0). v1: same as v0. v2: flexible.
 // There is one log dir, the PostgreSQL schema DescribeLogDirs reports
 // ("postgresql:<schema>"), so no replica can move. Kafka's ReplicaManager
 // answers: LOG_DIR_NOT_FOUND for a dir the broker does not have;
@@ -13,7 +13,7 @@ import { defineHandler } from './types.js';
 
 export default defineHandler({
   codec: AlterReplicaLogDirsApi,
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 2,
   async handle(ctx, request) {
     const logDir = `postgresql:${ctx.broker.config.schema}`;

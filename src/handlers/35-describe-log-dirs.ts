@@ -1,4 +1,4 @@
-// DescribeLogDirs (key 35), v1-5.
+// DescribeLogDirs (key 35), v0-5 (v0 removed in Kafka 4.0).
 // v1: same as v0. v2: flexible. v3: top-level error code. v4: total and
 // usable bytes. v5: is cordoned. There is one "log dir": the PostgreSQL
 // schema holding the batches; a partition's size is the bytes of its stored
@@ -12,7 +12,7 @@ import { defineHandler } from './types.js';
 
 export default defineHandler({
   codec: DescribeLogDirsApi,
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 5,
   async handle(ctx, request) {
     const { topics: topicManager, logs, config } = ctx.broker;

@@ -1,4 +1,5 @@
-// CreateDelegationToken (key 38), v1-3.
+// CreateDelegationToken (key 38), v0-3 (v0, removed in Kafka 4.0, is v1
+// without throttling on the client side, KIP-219).
 // v2: flexible. v3: owner principal (KIP-373: a token for another user).
 // No delegation token authentication here (see delegation-tokens.ts): Kafka's
 // answer, in its order: DELEGATION_TOKEN_REQUEST_NOT_ALLOWED over PLAINTEXT
@@ -15,7 +16,7 @@ import { defineHandler } from './types.js';
 
 export default defineHandler({
   codec: CreateDelegationTokenApi,
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 3,
   async handle(ctx, request) {
     const requester = principalParts(ctx.principal);

@@ -1,4 +1,4 @@
-// RenewDelegationToken (key 39), v1-2. v2: flexible.
+// RenewDelegationToken (key 39), v0-2 (v0 removed in Kafka 4.0). v2: flexible.
 // No delegation token authentication here (see delegation-tokens.ts):
 // DELEGATION_TOKEN_REQUEST_NOT_ALLOWED over PLAINTEXT or 1-way SSL (expiry
 // -1), else DELEGATION_TOKEN_AUTH_DISABLED (expiry 0), as Kafka answers.
@@ -9,7 +9,7 @@ import { defineHandler } from './types.js';
 
 export default defineHandler({
   codec: RenewDelegationTokenApi,
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 2,
   async handle(ctx) {
     if (!tokenRequestsAllowed(ctx)) return { errorCode: ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, expiryTimestampMs: -1n, throttleTimeMs: 0 };

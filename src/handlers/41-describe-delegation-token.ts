@@ -1,4 +1,4 @@
-// DescribeDelegationToken (key 41), v1-3.
+// DescribeDelegationToken (key 41), v0-3 (v0 removed in Kafka 4.0).
 // v2: flexible. v3: token requester in the answer (KIP-373).
 // No delegation token authentication here (see delegation-tokens.ts), so no
 // token exists: DELEGATION_TOKEN_REQUEST_NOT_ALLOWED over PLAINTEXT or 1-way
@@ -10,7 +10,7 @@ import { defineHandler } from './types.js';
 
 export default defineHandler({
   codec: DescribeDelegationTokenApi,
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 3,
   async handle(ctx) {
     const errorCode = tokenRequestsAllowed(ctx) ? ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED : ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED;

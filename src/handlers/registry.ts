@@ -110,6 +110,16 @@ export const handlers: Handler[] = [
   alterUserScramCredentials,
 ];
 
+export interface RegistryOptions {
+  /**
+   * Serve only the versions Kafka 4.x defines (PGKAFKA_KAFKA4_VERSIONS_ONLY):
+   * each handler's range starts no lower than its codec's Kafka 4 minimum, so
+   * ApiVersions advertises Kafka 4's ranges and an older version gets Kafka
+   * 4's answer (the connection closes; ApiVersions answers UNSUPPORTED_VERSION).
+   */
+  kafka4VersionsOnly?: boolean;
+}
+
 export class HandlerRegistry {
   private readonly byKey = new Map<number, Handler>();
 
@@ -118,8 +128,9 @@ export class HandlerRegistry {
    * version range the codec cannot read and write: the broker would otherwise
    * advertise versions it cannot serve.
    */
-  constructor(list: Handler[] = handlers) {
-    for (const h of list) {
+  constructor(list: Handler[] = handlers, options: RegistryOptions = {}) {
+    for (const served of list) {
+      const h = options.kafka4VersionsOnly ? kafka4Only(served) : served;
       const { apiKey, name, minVersion, maxVersion } = h.codec;
       const other = this.byKey.get(apiKey);
       if (other) throw new Error(`two handlers for API key ${apiKey} (${other.codec.name} and ${name})`);
@@ -158,4 +169,10 @@ export class HandlerRegistry {
     w.patchInt32(sizeAt, w.length - 4);
     return w.toBuffers();
   }
+}
+
+/** The handler limited to the versions Kafka 4.x defines (Produce keeps advertising v0, as Kafka 4 does, KAFKA-18659). */
+function kafka4Only(h: Handler): Handler {
+  const minVersion = Math.max(h.minVersion, h.codec.kafka4MinVersion);
+  return minVersion === h.minVersion ? h : { ...h, minVersion };
 }

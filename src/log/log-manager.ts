@@ -17,7 +17,7 @@ import { AppendQueue, type AppendQueueBounds } from './append-queue.js';
 import { LogReader, READ_UNCOMMITTED, type ReadResult } from './log-reader.js';
 import { LogStartMover } from './log-start.js';
 import { waitForAppend } from './long-poll.js';
-import { offsetForTimestamp, type OffsetLookup } from './offset-lookup.js';
+import { legacyOffsetsBefore, offsetForTimestamp, type OffsetLookup } from './offset-lookup.js';
 import type { AppendResult, IncomingBatch, PartitionLog } from './partition-log.js';
 import { Partitions } from './partitions.js';
 import { PartitionWriter } from './partition-writer.js';
@@ -229,5 +229,10 @@ export class LogManager {
   /** ListOffsets: the offset for a timestamp or one of the special timestamps. */
   offsetForTimestamp(p: PartitionLog, timestamp: bigint, isolationLevel = READ_UNCOMMITTED): Promise<OffsetLookup> {
     return offsetForTimestamp(this.o.store, p, timestamp, isolationLevel);
+  }
+
+  /** ListOffsets v0: up to maxNumOffsets offsets before a timestamp, newest first (Kafka 3.9's legacy look-up). */
+  legacyOffsetsBefore(p: PartitionLog, timestamp: bigint, maxNumOffsets: number): Promise<bigint[]> {
+    return legacyOffsetsBefore(this.o.store, p, timestamp, maxNumOffsets, BigInt(this.o.clock.now()));
   }
 }

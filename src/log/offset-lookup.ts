@@ -73,3 +73,33 @@ function findInBatch(data: Buffer, baseOffset: bigint, better: (ts: bigint, offs
   }
   return best;
 }
+
+/**
+ * ListOffsets v0 (removed in Kafka 4.0): up to maxNumOffsets offsets, newest
+ * first, as Kafka 3.9's legacyFetchOffsetsBefore answered from its segment
+ * list. Kafka listed each segment's base offset with the segment file's last
+ * modification time, plus the log end offset with the current time when the
+ * last segment held data; here the partition is one segment whose last
+ * modification is its newest record's timestamp, and its end is the high
+ * watermark (what Kafka capped a consumer's answer at). -1 starts from the
+ * end, -2 from the start, any other timestamp from the newest entry not
+ * after it.
+ */
+export async function legacyOffsetsBefore(store: TimestampIndex, p: PartitionLog, timestamp: bigint, maxNumOffsets: number, nowMs: bigint): Promise<bigint[]> {
+  const end = p.highWatermark;
+  const hasData = end > p.logStartOffset;
+  const newest = hasData ? await offsetForTimestamp(store, p, MAX_TIMESTAMP) : null;
+  const lastModified = newest !== null && newest.timestamp >= 0n ? newest.timestamp : nowMs;
+  const entries: { offset: bigint; time: bigint }[] = [{ offset: p.logStartOffset, time: lastModified }];
+  if (hasData) entries.push({ offset: end, time: nowMs });
+  let start: number;
+  if (timestamp === LATEST_TIMESTAMP) start = entries.length - 1;
+  else if (timestamp === EARLIEST_TIMESTAMP) start = 0;
+  else {
+    start = entries.length - 1;
+    while (start >= 0 && entries[start]!.time > timestamp) start--;
+  }
+  const out: bigint[] = [];
+  for (let i = start; i >= 0 && out.length < maxNumOffsets; i--) out.push(entries[i]!.offset);
+  return out;
+}

@@ -9,7 +9,7 @@ import { Writer } from '../../src/protocol/codec/writer.js';
 import { apiByKey, readRequestHeader, requestHeaderVersion, writeRequestHeader } from '../../src/protocol/messages/index.js';
 import { ATTRIBUTES_OFFSET, buildBatch, CRC_OFFSET, crc32c, RECORDS_OFFSET, type Compression } from '../../src/protocol/records/index.js';
 import { hasUnknownCode } from '../../src/security/acl.js';
-import { loadSpecs, mulberry32, SpecModel } from '../protocol/messages/spec.js';
+import { inRange, loadOldSpecs, loadSpecs, mulberry32, SpecModel } from '../protocol/messages/spec.js';
 
 /** The largest frame the fuzzed broker accepts (smaller than the default so "huge" sizes close at once). */
 export const FUZZ_MAX_FRAME_BYTES = 1024 * 1024;
@@ -25,13 +25,18 @@ export interface Target {
 
 export const registry = new HandlerRegistry();
 const specs = loadSpecs();
+const oldSpecs = loadOldSpecs();
 
 /** Every (API, version) the broker advertises, in order. */
 export const targets: Target[] = registry.apiVersions().flatMap(({ apiKey, minVersion, maxVersion }) => {
   const codec = apiByKey.get(apiKey)!;
-  const model = new SpecModel(specs.get(`${codec.name}Request`)!);
+  const spec = specs.get(`${codec.name}Request`)!;
+  const model = new SpecModel(spec);
+  const old = oldSpecs.get(`request:${apiKey}`);
+  // Versions Kafka 4 removed are described by Kafka 3.9.1's definition only.
+  const oldModel = old === undefined ? model : new SpecModel(old);
   const out: Target[] = [];
-  for (let version = minVersion; version <= maxVersion; version++) out.push({ apiKey, version, codec, model });
+  for (let version = minVersion; version <= maxVersion; version++) out.push({ apiKey, version, codec, model: inRange(spec.validVersions, version) ? model : oldModel });
   return out;
 });
 const servedKeys = registry.apiVersions().map((a) => a.apiKey);

@@ -35,6 +35,8 @@ export interface ApiCodec<Req, Res> {
   name: string;
   minVersion: number;
   maxVersion: number;
+  /** Lowest version Kafka 4.x defines (4.3.1's definition); below it, versions only Kafka 3.9.1 defines. */
+  kafka4MinVersion: number;
   /** First flexible (KIP-482) version; Infinity if never flexible. */
   flexibleMin: number;
   latestVersionUnstable: boolean;

@@ -92,6 +92,7 @@ export const AddOffsetsToTxnApi: ApiCodec<AddOffsetsToTxnRequest, AddOffsetsToTx
   name: "AddOffsetsToTxn",
   minVersion: 0,
   maxVersion: 4,
+  kafka4MinVersion: 0,
   flexibleMin: 3,
   latestVersionUnstable: false,
   readRequest: readAddOffsetsToTxnRequest,

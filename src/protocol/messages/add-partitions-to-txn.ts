@@ -467,6 +467,7 @@ export const AddPartitionsToTxnApi: ApiCodec<AddPartitionsToTxnRequest, AddParti
   name: "AddPartitionsToTxn",
   minVersion: 0,
   maxVersion: 5,
+  kafka4MinVersion: 0,
   flexibleMin: 3,
   latestVersionUnstable: false,
   readRequest: readAddPartitionsToTxnRequest,

@@ -149,6 +149,7 @@ export const AddRaftVoterApi: ApiCodec<AddRaftVoterRequest, AddRaftVoterResponse
   name: "AddRaftVoter",
   minVersion: 0,
   maxVersion: 1,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readAddRaftVoterRequest,

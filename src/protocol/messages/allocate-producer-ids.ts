@@ -84,6 +84,7 @@ export const AllocateProducerIdsApi: ApiCodec<AllocateProducerIdsRequest, Alloca
   name: "AllocateProducerIds",
   minVersion: 0,
   maxVersion: 0,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readAllocateProducerIdsRequest,

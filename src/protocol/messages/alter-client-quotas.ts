@@ -385,6 +385,7 @@ export const AlterClientQuotasApi: ApiCodec<AlterClientQuotasRequest, AlterClien
   name: "AlterClientQuotas",
   minVersion: 0,
   maxVersion: 1,
+  kafka4MinVersion: 0,
   flexibleMin: 1,
   latestVersionUnstable: false,
   readRequest: readAlterClientQuotasRequest,

@@ -277,6 +277,7 @@ export const AlterConfigsApi: ApiCodec<AlterConfigsRequest, AlterConfigsResponse
   name: "AlterConfigs",
   minVersion: 0,
   maxVersion: 2,
+  kafka4MinVersion: 0,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readAlterConfigsRequest,

@@ -309,6 +309,7 @@ export const AlterPartitionReassignmentsApi: ApiCodec<AlterPartitionReassignment
   name: "AlterPartitionReassignments",
   minVersion: 0,
   maxVersion: 1,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readAlterPartitionReassignmentsRequest,

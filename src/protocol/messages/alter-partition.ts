@@ -13,6 +13,7 @@ export interface AlterPartitionRequest {
 }
 
 export interface AlterPartitionRequestTopicData {
+  topicName: string;
   topicId: string;
   partitions: AlterPartitionRequestPartitionData[];
   unknownTaggedFields?: TaggedField[];
@@ -42,6 +43,7 @@ export interface AlterPartitionResponse {
 }
 
 export interface AlterPartitionResponseTopicData {
+  topicName: string;
   topicId: string;
   partitions: AlterPartitionResponsePartitionData[];
   unknownTaggedFields?: TaggedField[];
@@ -103,7 +105,10 @@ export function writeAlterPartitionRequest(w: Writer, version: number, m: Input<
 }
 
 function readAlterPartitionRequestTopicData(r: Reader, version: number): AlterPartitionRequestTopicData {
-  const _topicId: string = r.uuid();
+  let _topicName: string = "";
+  if (version <= 1) _topicName = r.compactString();
+  let _topicId: string = ZERO_UUID;
+  if (version >= 2) _topicId = r.uuid();
   let _partitions: AlterPartitionRequestPartitionData[];
   const partitionsN = r.compactArrayLength();
   if (partitionsN < 0) {
@@ -122,6 +127,7 @@ function readAlterPartitionRequestTopicData(r: Reader, version: number): AlterPa
     (_unknown ??= []).push({ tag: _tag, data: r.raw(_size) });
   }
   const o: AlterPartitionRequestTopicData = {
+    topicName: _topicName,
     topicId: _topicId,
     partitions: _partitions,
   };
@@ -130,7 +136,8 @@ function readAlterPartitionRequestTopicData(r: Reader, version: number): AlterPa
 }
 
 function writeAlterPartitionRequestTopicData(w: Writer, version: number, m: Input<AlterPartitionRequestTopicData>): void {
-  w.uuid(m.topicId ?? ZERO_UUID);
+  if (version <= 1) w.compactString(m.topicName ?? "");
+  if (version >= 2) w.uuid(m.topicId ?? ZERO_UUID);
   {
     const a = m.partitions === undefined ? [] : m.partitions;
     if (a === null) {
@@ -170,7 +177,8 @@ function readAlterPartitionRequestPartitionData(r: Reader, version: number): Alt
       _newIsrWithEpochs = a;
     }
   }
-  const _leaderRecoveryState: number = r.int8();
+  let _leaderRecoveryState: number = 0;
+  if (version >= 1) _leaderRecoveryState = r.int8();
   const _partitionEpoch: number = r.int32();
   let _unknown: TaggedField[] | undefined;
   const _nt = r.uvarint();
@@ -212,7 +220,7 @@ function writeAlterPartitionRequestPartitionData(w: Writer, version: number, m: 
       for (const e of a) writeAlterPartitionRequestBrokerState(w, version, e);
     }
   }
-  w.int8(m.leaderRecoveryState ?? 0);
+  if (version >= 1) w.int8(m.leaderRecoveryState ?? 0);
   w.int32(m.partitionEpoch ?? 0);
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
@@ -286,7 +294,10 @@ export function writeAlterPartitionResponse(w: Writer, version: number, m: Input
 }
 
 function readAlterPartitionResponseTopicData(r: Reader, version: number): AlterPartitionResponseTopicData {
-  const _topicId: string = r.uuid();
+  let _topicName: string = "";
+  if (version <= 1) _topicName = r.compactString();
+  let _topicId: string = ZERO_UUID;
+  if (version >= 2) _topicId = r.uuid();
   let _partitions: AlterPartitionResponsePartitionData[];
   const partitionsN = r.compactArrayLength();
   if (partitionsN < 0) {
@@ -305,6 +316,7 @@ function readAlterPartitionResponseTopicData(r: Reader, version: number): AlterP
     (_unknown ??= []).push({ tag: _tag, data: r.raw(_size) });
   }
   const o: AlterPartitionResponseTopicData = {
+    topicName: _topicName,
     topicId: _topicId,
     partitions: _partitions,
   };
@@ -313,7 +325,8 @@ function readAlterPartitionResponseTopicData(r: Reader, version: number): AlterP
 }
 
 function writeAlterPartitionResponseTopicData(w: Writer, version: number, m: Input<AlterPartitionResponseTopicData>): void {
-  w.uuid(m.topicId ?? ZERO_UUID);
+  if (version <= 1) w.compactString(m.topicName ?? "");
+  if (version >= 2) w.uuid(m.topicId ?? ZERO_UUID);
   {
     const a = m.partitions === undefined ? [] : m.partitions;
     if (a === null) {
@@ -341,7 +354,8 @@ function readAlterPartitionResponsePartitionData(r: Reader, version: number): Al
     for (let i = 0; i < isrN; i++) a.push(r.int32());
     _isr = a;
   }
-  const _leaderRecoveryState: number = r.int8();
+  let _leaderRecoveryState: number = 0;
+  if (version >= 1) _leaderRecoveryState = r.int8();
   const _partitionEpoch: number = r.int32();
   let _unknown: TaggedField[] | undefined;
   const _nt = r.uvarint();
@@ -377,7 +391,7 @@ function writeAlterPartitionResponsePartitionData(w: Writer, version: number, m:
       for (const e of a) w.int32(e);
     }
   }
-  w.int8(m.leaderRecoveryState ?? 0);
+  if (version >= 1) w.int8(m.leaderRecoveryState ?? 0);
   w.int32(m.partitionEpoch ?? 0);
   w.unknownTaggedFields(m.unknownTaggedFields);
 }
@@ -392,8 +406,9 @@ function errorAlterPartitionResponse(request: AlterPartitionRequest, version: nu
 export const AlterPartitionApi: ApiCodec<AlterPartitionRequest, AlterPartitionResponse> = {
   apiKey: 56,
   name: "AlterPartition",
-  minVersion: 2,
+  minVersion: 0,
   maxVersion: 3,
+  kafka4MinVersion: 2,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readAlterPartitionRequest,

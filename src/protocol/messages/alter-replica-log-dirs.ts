@@ -345,8 +345,9 @@ function errorAlterReplicaLogDirsResponse(request: AlterReplicaLogDirsRequest, v
 export const AlterReplicaLogDirsApi: ApiCodec<AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse> = {
   apiKey: 34,
   name: "AlterReplicaLogDirs",
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 2,
+  kafka4MinVersion: 1,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readAlterReplicaLogDirsRequest,

@@ -241,6 +241,7 @@ export const AlterUserScramCredentialsApi: ApiCodec<AlterUserScramCredentialsReq
   name: "AlterUserScramCredentials",
   minVersion: 0,
   maxVersion: 0,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readAlterUserScramCredentialsRequest,

@@ -341,6 +341,7 @@ export const ApiVersionsApi: ApiCodec<ApiVersionsRequest, ApiVersionsResponse> =
   name: "ApiVersions",
   minVersion: 0,
   maxVersion: 4,
+  kafka4MinVersion: 0,
   flexibleMin: 3,
   latestVersionUnstable: false,
   readRequest: readApiVersionsRequest,

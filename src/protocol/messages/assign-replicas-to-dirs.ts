@@ -363,6 +363,7 @@ export const AssignReplicasToDirsApi: ApiCodec<AssignReplicasToDirsRequest, Assi
   name: "AssignReplicasToDirs",
   minVersion: 0,
   maxVersion: 0,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readAssignReplicasToDirsRequest,

@@ -476,6 +476,7 @@ export const BeginQuorumEpochApi: ApiCodec<BeginQuorumEpochRequest, BeginQuorumE
   name: "BeginQuorumEpoch",
   minVersion: 0,
   maxVersion: 1,
+  kafka4MinVersion: 0,
   flexibleMin: 1,
   latestVersionUnstable: false,
   readRequest: readBeginQuorumEpochRequest,

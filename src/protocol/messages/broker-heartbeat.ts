@@ -176,6 +176,7 @@ export const BrokerHeartbeatApi: ApiCodec<BrokerHeartbeatRequest, BrokerHeartbea
   name: "BrokerHeartbeat",
   minVersion: 0,
   maxVersion: 2,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readBrokerHeartbeatRequest,

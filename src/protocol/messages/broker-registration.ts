@@ -236,6 +236,7 @@ export const BrokerRegistrationApi: ApiCodec<BrokerRegistrationRequest, BrokerRe
   name: "BrokerRegistration",
   minVersion: 0,
   maxVersion: 4,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readBrokerRegistrationRequest,

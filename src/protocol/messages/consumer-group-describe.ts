@@ -368,6 +368,7 @@ export const ConsumerGroupDescribeApi: ApiCodec<ConsumerGroupDescribeRequest, Co
   name: "ConsumerGroupDescribe",
   minVersion: 0,
   maxVersion: 1,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readConsumerGroupDescribeRequest,

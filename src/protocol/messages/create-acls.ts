@@ -85,7 +85,8 @@ export function writeCreateAclsRequest(w: Writer, version: number, m: Input<Crea
 function readCreateAclsRequestAclCreation(r: Reader, version: number): CreateAclsRequestAclCreation {
   const _resourceType: number = r.int8();
   const _resourceName: string = (version >= 2 ? r.compactString() : r.string());
-  const _resourcePatternType: number = r.int8();
+  let _resourcePatternType: number = 3;
+  if (version >= 1) _resourcePatternType = r.int8();
   const _principal: string = (version >= 2 ? r.compactString() : r.string());
   const _host: string = (version >= 2 ? r.compactString() : r.string());
   const _operation: number = r.int8();
@@ -115,7 +116,7 @@ function readCreateAclsRequestAclCreation(r: Reader, version: number): CreateAcl
 function writeCreateAclsRequestAclCreation(w: Writer, version: number, m: Input<CreateAclsRequestAclCreation>): void {
   w.int8(m.resourceType ?? 0);
   if (version >= 2) { w.compactString(m.resourceName ?? ""); } else { w.string(m.resourceName ?? ""); }
-  w.int8(m.resourcePatternType ?? 3);
+  if (version >= 1) w.int8(m.resourcePatternType ?? 3);
   if (version >= 2) { w.compactString(m.principal ?? ""); } else { w.string(m.principal ?? ""); }
   if (version >= 2) { w.compactString(m.host ?? ""); } else { w.string(m.host ?? ""); }
   w.int8(m.operation ?? 0);
@@ -218,8 +219,9 @@ function errorCreateAclsResponse(request: CreateAclsRequest, version: number, er
 export const CreateAclsApi: ApiCodec<CreateAclsRequest, CreateAclsResponse> = {
   apiKey: 30,
   name: "CreateAcls",
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 3,
+  kafka4MinVersion: 1,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readCreateAclsRequest,

@@ -198,8 +198,9 @@ function errorCreateDelegationTokenResponse(request: CreateDelegationTokenReques
 export const CreateDelegationTokenApi: ApiCodec<CreateDelegationTokenRequest, CreateDelegationTokenResponse> = {
   apiKey: 38,
   name: "CreateDelegationToken",
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 3,
+  kafka4MinVersion: 1,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readCreateDelegationTokenRequest,

@@ -296,6 +296,7 @@ export const CreatePartitionsApi: ApiCodec<CreatePartitionsRequest, CreatePartit
   name: "CreatePartitions",
   minVersion: 0,
   maxVersion: 3,
+  kafka4MinVersion: 0,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readCreatePartitionsRequest,

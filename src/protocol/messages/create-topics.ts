@@ -72,7 +72,8 @@ export function readCreateTopicsRequest(r: Reader, version: number): CreateTopic
     _topics = a;
   }
   const _timeoutMs: number = r.int32();
-  const _validateOnly: boolean = r.bool();
+  let _validateOnly: boolean = false;
+  if (version >= 1) _validateOnly = r.bool();
   let _unknown: TaggedField[] | undefined;
   if (version >= 5) {
     const _nt = r.uvarint();
@@ -110,7 +111,7 @@ export function writeCreateTopicsRequest(w: Writer, version: number, m: Input<Cr
     }
   }
   w.int32(m.timeoutMs ?? 60000);
-  w.bool(m.validateOnly ?? false);
+  if (version >= 1) w.bool(m.validateOnly ?? false);
   if (version >= 5) {
     w.unknownTaggedFields(m.unknownTaggedFields);
   }
@@ -285,7 +286,8 @@ function writeCreateTopicsRequestCreatableTopicConfig(w: Writer, version: number
 }
 
 export function readCreateTopicsResponse(r: Reader, version: number): CreateTopicsResponse {
-  const _throttleTimeMs: number = r.int32();
+  let _throttleTimeMs: number = 0;
+  if (version >= 2) _throttleTimeMs = r.int32();
   let _topics: CreateTopicsResponseCreatableTopicResult[];
   const topicsN = (version >= 5 ? r.compactArrayLength() : r.arrayLength());
   if (topicsN < 0) {
@@ -314,7 +316,7 @@ export function readCreateTopicsResponse(r: Reader, version: number): CreateTopi
 }
 
 export function writeCreateTopicsResponse(w: Writer, version: number, m: Input<CreateTopicsResponse>): void {
-  w.int32(m.throttleTimeMs ?? 0);
+  if (version >= 2) w.int32(m.throttleTimeMs ?? 0);
   {
     const a = m.topics === undefined ? [] : m.topics;
     if (a === null) {
@@ -342,7 +344,8 @@ function readCreateTopicsResponseCreatableTopicResult(r: Reader, version: number
   let _topicId: string = ZERO_UUID;
   if (version >= 7) _topicId = r.uuid();
   const _errorCode: number = r.int16();
-  const _errorMessage: string | null = (version >= 5 ? r.compactNullableString() : r.nullableString());
+  let _errorMessage: string | null = "";
+  if (version >= 1) _errorMessage = (version >= 5 ? r.compactNullableString() : r.nullableString());
   let _topicConfigErrorCode: number = 0;
   let _numPartitions: number = -1;
   if (version >= 5) _numPartitions = r.int32();
@@ -399,7 +402,9 @@ function writeCreateTopicsResponseCreatableTopicResult(w: Writer, version: numbe
   if (version >= 5) { w.compactString(m.name ?? ""); } else { w.string(m.name ?? ""); }
   if (version >= 7) w.uuid(m.topicId ?? ZERO_UUID);
   w.int16(m.errorCode ?? 0);
-  if (version >= 5) { w.compactNullableString(m.errorMessage === undefined ? "" : m.errorMessage); } else { w.nullableString(m.errorMessage === undefined ? "" : m.errorMessage); }
+  if (version >= 1) {
+    if (version >= 5) { w.compactNullableString(m.errorMessage === undefined ? "" : m.errorMessage); } else { w.nullableString(m.errorMessage === undefined ? "" : m.errorMessage); }
+  }
   if (version >= 5) w.int32(m.numPartitions ?? -1);
   if (version >= 5) w.int16(m.replicationFactor ?? -1);
   if (version >= 5) {
@@ -474,8 +479,9 @@ function errorCreateTopicsResponse(request: CreateTopicsRequest, version: number
 export const CreateTopicsApi: ApiCodec<CreateTopicsRequest, CreateTopicsResponse> = {
   apiKey: 19,
   name: "CreateTopics",
-  minVersion: 2,
+  minVersion: 0,
   maxVersion: 7,
+  kafka4MinVersion: 2,
   flexibleMin: 5,
   latestVersionUnstable: false,
   readRequest: readCreateTopicsRequest,

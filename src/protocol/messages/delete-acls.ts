@@ -99,7 +99,8 @@ export function writeDeleteAclsRequest(w: Writer, version: number, m: Input<Dele
 function readDeleteAclsRequestDeleteAclsFilter(r: Reader, version: number): DeleteAclsRequestDeleteAclsFilter {
   const _resourceTypeFilter: number = r.int8();
   const _resourceNameFilter: string | null = (version >= 2 ? r.compactNullableString() : r.nullableString());
-  const _patternTypeFilter: number = r.int8();
+  let _patternTypeFilter: number = 3;
+  if (version >= 1) _patternTypeFilter = r.int8();
   const _principalFilter: string | null = (version >= 2 ? r.compactNullableString() : r.nullableString());
   const _hostFilter: string | null = (version >= 2 ? r.compactNullableString() : r.nullableString());
   const _operation: number = r.int8();
@@ -129,7 +130,7 @@ function readDeleteAclsRequestDeleteAclsFilter(r: Reader, version: number): Dele
 function writeDeleteAclsRequestDeleteAclsFilter(w: Writer, version: number, m: Input<DeleteAclsRequestDeleteAclsFilter>): void {
   w.int8(m.resourceTypeFilter ?? 0);
   if (version >= 2) { w.compactNullableString(m.resourceNameFilter === undefined ? "" : m.resourceNameFilter); } else { w.nullableString(m.resourceNameFilter === undefined ? "" : m.resourceNameFilter); }
-  w.int8(m.patternTypeFilter ?? 3);
+  if (version >= 1) w.int8(m.patternTypeFilter ?? 3);
   if (version >= 2) { w.compactNullableString(m.principalFilter === undefined ? "" : m.principalFilter); } else { w.nullableString(m.principalFilter === undefined ? "" : m.principalFilter); }
   if (version >= 2) { w.compactNullableString(m.hostFilter === undefined ? "" : m.hostFilter); } else { w.nullableString(m.hostFilter === undefined ? "" : m.hostFilter); }
   w.int8(m.operation ?? 0);
@@ -253,7 +254,8 @@ function readDeleteAclsResponseDeleteAclsMatchingAcl(r: Reader, version: number)
   const _errorMessage: string | null = (version >= 2 ? r.compactNullableString() : r.nullableString());
   const _resourceType: number = r.int8();
   const _resourceName: string = (version >= 2 ? r.compactString() : r.string());
-  const _patternType: number = r.int8();
+  let _patternType: number = 3;
+  if (version >= 1) _patternType = r.int8();
   const _principal: string = (version >= 2 ? r.compactString() : r.string());
   const _host: string = (version >= 2 ? r.compactString() : r.string());
   const _operation: number = r.int8();
@@ -287,7 +289,7 @@ function writeDeleteAclsResponseDeleteAclsMatchingAcl(w: Writer, version: number
   if (version >= 2) { w.compactNullableString(m.errorMessage === undefined ? "" : m.errorMessage); } else { w.nullableString(m.errorMessage === undefined ? "" : m.errorMessage); }
   w.int8(m.resourceType ?? 0);
   if (version >= 2) { w.compactString(m.resourceName ?? ""); } else { w.string(m.resourceName ?? ""); }
-  w.int8(m.patternType ?? 3);
+  if (version >= 1) w.int8(m.patternType ?? 3);
   if (version >= 2) { w.compactString(m.principal ?? ""); } else { w.string(m.principal ?? ""); }
   if (version >= 2) { w.compactString(m.host ?? ""); } else { w.string(m.host ?? ""); }
   w.int8(m.operation ?? 0);
@@ -309,8 +311,9 @@ function errorDeleteAclsResponse(request: DeleteAclsRequest, version: number, er
 export const DeleteAclsApi: ApiCodec<DeleteAclsRequest, DeleteAclsResponse> = {
   apiKey: 31,
   name: "DeleteAcls",
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 3,
+  kafka4MinVersion: 1,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readDeleteAclsRequest,

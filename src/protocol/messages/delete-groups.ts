@@ -167,6 +167,7 @@ export const DeleteGroupsApi: ApiCodec<DeleteGroupsRequest, DeleteGroupsResponse
   name: "DeleteGroups",
   minVersion: 0,
   maxVersion: 2,
+  kafka4MinVersion: 0,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readDeleteGroupsRequest,

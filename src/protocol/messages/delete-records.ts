@@ -331,6 +331,7 @@ export const DeleteRecordsApi: ApiCodec<DeleteRecordsRequest, DeleteRecordsRespo
   name: "DeleteRecords",
   minVersion: 0,
   maxVersion: 2,
+  kafka4MinVersion: 0,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readDeleteRecordsRequest,

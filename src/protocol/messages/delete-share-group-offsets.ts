@@ -183,6 +183,7 @@ export const DeleteShareGroupOffsetsApi: ApiCodec<DeleteShareGroupOffsetsRequest
   name: "DeleteShareGroupOffsets",
   minVersion: 0,
   maxVersion: 0,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readDeleteShareGroupOffsetsRequest,

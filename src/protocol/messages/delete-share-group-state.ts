@@ -259,6 +259,7 @@ export const DeleteShareGroupStateApi: ApiCodec<DeleteShareGroupStateRequest, De
   name: "DeleteShareGroupState",
   minVersion: 0,
   maxVersion: 0,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readDeleteShareGroupStateRequest,

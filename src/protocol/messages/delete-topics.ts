@@ -134,7 +134,8 @@ function writeDeleteTopicsRequestDeleteTopicState(w: Writer, version: number, m:
 }
 
 export function readDeleteTopicsResponse(r: Reader, version: number): DeleteTopicsResponse {
-  const _throttleTimeMs: number = r.int32();
+  let _throttleTimeMs: number = 0;
+  if (version >= 1) _throttleTimeMs = r.int32();
   let _responses: DeleteTopicsResponseDeletableTopicResult[];
   const responsesN = (version >= 4 ? r.compactArrayLength() : r.arrayLength());
   if (responsesN < 0) {
@@ -163,7 +164,7 @@ export function readDeleteTopicsResponse(r: Reader, version: number): DeleteTopi
 }
 
 export function writeDeleteTopicsResponse(w: Writer, version: number, m: Input<DeleteTopicsResponse>): void {
-  w.int32(m.throttleTimeMs ?? 0);
+  if (version >= 1) w.int32(m.throttleTimeMs ?? 0);
   {
     const a = m.responses === undefined ? [] : m.responses;
     if (a === null) {
@@ -245,8 +246,9 @@ function errorDeleteTopicsResponse(request: DeleteTopicsRequest, version: number
 export const DeleteTopicsApi: ApiCodec<DeleteTopicsRequest, DeleteTopicsResponse> = {
   apiKey: 20,
   name: "DeleteTopics",
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 6,
+  kafka4MinVersion: 1,
   flexibleMin: 4,
   latestVersionUnstable: false,
   readRequest: readDeleteTopicsRequest,

@@ -42,7 +42,8 @@ export interface DescribeAclsResponseAclDescription {
 export function readDescribeAclsRequest(r: Reader, version: number): DescribeAclsRequest {
   const _resourceTypeFilter: number = r.int8();
   const _resourceNameFilter: string | null = (version >= 2 ? r.compactNullableString() : r.nullableString());
-  const _patternTypeFilter: number = r.int8();
+  let _patternTypeFilter: number = 3;
+  if (version >= 1) _patternTypeFilter = r.int8();
   const _principalFilter: string | null = (version >= 2 ? r.compactNullableString() : r.nullableString());
   const _hostFilter: string | null = (version >= 2 ? r.compactNullableString() : r.nullableString());
   const _operation: number = r.int8();
@@ -72,7 +73,7 @@ export function readDescribeAclsRequest(r: Reader, version: number): DescribeAcl
 export function writeDescribeAclsRequest(w: Writer, version: number, m: Input<DescribeAclsRequest>): void {
   w.int8(m.resourceTypeFilter ?? 0);
   if (version >= 2) { w.compactNullableString(m.resourceNameFilter === undefined ? "" : m.resourceNameFilter); } else { w.nullableString(m.resourceNameFilter === undefined ? "" : m.resourceNameFilter); }
-  w.int8(m.patternTypeFilter ?? 3);
+  if (version >= 1) w.int8(m.patternTypeFilter ?? 3);
   if (version >= 2) { w.compactNullableString(m.principalFilter === undefined ? "" : m.principalFilter); } else { w.nullableString(m.principalFilter === undefined ? "" : m.principalFilter); }
   if (version >= 2) { w.compactNullableString(m.hostFilter === undefined ? "" : m.hostFilter); } else { w.nullableString(m.hostFilter === undefined ? "" : m.hostFilter); }
   w.int8(m.operation ?? 0);
@@ -144,7 +145,8 @@ export function writeDescribeAclsResponse(w: Writer, version: number, m: Input<D
 function readDescribeAclsResponseDescribeAclsResource(r: Reader, version: number): DescribeAclsResponseDescribeAclsResource {
   const _resourceType: number = r.int8();
   const _resourceName: string = (version >= 2 ? r.compactString() : r.string());
-  const _patternType: number = r.int8();
+  let _patternType: number = 3;
+  if (version >= 1) _patternType = r.int8();
   let _acls: DescribeAclsResponseAclDescription[];
   const aclsN = (version >= 2 ? r.compactArrayLength() : r.arrayLength());
   if (aclsN < 0) {
@@ -177,7 +179,7 @@ function readDescribeAclsResponseDescribeAclsResource(r: Reader, version: number
 function writeDescribeAclsResponseDescribeAclsResource(w: Writer, version: number, m: Input<DescribeAclsResponseDescribeAclsResource>): void {
   w.int8(m.resourceType ?? 0);
   if (version >= 2) { w.compactString(m.resourceName ?? ""); } else { w.string(m.resourceName ?? ""); }
-  w.int8(m.patternType ?? 3);
+  if (version >= 1) w.int8(m.patternType ?? 3);
   {
     const a = m.acls === undefined ? [] : m.acls;
     if (a === null) {
@@ -244,8 +246,9 @@ function errorDescribeAclsResponse(request: DescribeAclsRequest, version: number
 export const DescribeAclsApi: ApiCodec<DescribeAclsRequest, DescribeAclsResponse> = {
   apiKey: 29,
   name: "DescribeAcls",
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 3,
+  kafka4MinVersion: 1,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readDescribeAclsRequest,

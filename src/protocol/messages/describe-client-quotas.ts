@@ -332,6 +332,7 @@ export const DescribeClientQuotasApi: ApiCodec<DescribeClientQuotasRequest, Desc
   name: "DescribeClientQuotas",
   minVersion: 0,
   maxVersion: 1,
+  kafka4MinVersion: 0,
   flexibleMin: 1,
   latestVersionUnstable: false,
   readRequest: readDescribeClientQuotasRequest,

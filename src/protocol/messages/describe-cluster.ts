@@ -167,6 +167,7 @@ export const DescribeClusterApi: ApiCodec<DescribeClusterRequest, DescribeCluste
   name: "DescribeCluster",
   minVersion: 0,
   maxVersion: 2,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readDescribeClusterRequest,

@@ -37,6 +37,7 @@ export interface DescribeConfigsResponseDescribeConfigsResourceResult {
   name: string;
   value: string | null;
   readOnly: boolean;
+  isDefault: boolean;
   configSource: number;
   isSensitive: boolean;
   synonyms: DescribeConfigsResponseDescribeConfigsSynonym[];
@@ -63,7 +64,8 @@ export function readDescribeConfigsRequest(r: Reader, version: number): Describe
     for (let i = 0; i < resourcesN; i++) a.push(readDescribeConfigsRequestDescribeConfigsResource(r, version));
     _resources = a;
   }
-  const _includeSynonyms: boolean = r.bool();
+  let _includeSynonyms: boolean = false;
+  if (version >= 1) _includeSynonyms = r.bool();
   let _includeDocumentation: boolean = false;
   if (version >= 3) _includeDocumentation = r.bool();
   let _unknown: TaggedField[] | undefined;
@@ -102,7 +104,7 @@ export function writeDescribeConfigsRequest(w: Writer, version: number, m: Input
       for (const e of a) writeDescribeConfigsRequestDescribeConfigsResource(w, version, e);
     }
   }
-  w.bool(m.includeSynonyms ?? false);
+  if (version >= 1) w.bool(m.includeSynonyms ?? false);
   if (version >= 3) w.bool(m.includeDocumentation ?? false);
   if (version >= 4) {
     w.unknownTaggedFields(m.unknownTaggedFields);
@@ -283,17 +285,22 @@ function readDescribeConfigsResponseDescribeConfigsResourceResult(r: Reader, ver
   const _name: string = (version >= 4 ? r.compactString() : r.string());
   const _value: string | null = (version >= 4 ? r.compactNullableString() : r.nullableString());
   const _readOnly: boolean = r.bool();
-  const _configSource: number = r.int8();
+  let _isDefault: boolean = false;
+  if (version <= 0) _isDefault = r.bool();
+  let _configSource: number = -1;
+  if (version >= 1) _configSource = r.int8();
   const _isSensitive: boolean = r.bool();
-  let _synonyms: DescribeConfigsResponseDescribeConfigsSynonym[];
-  const synonymsN = (version >= 4 ? r.compactArrayLength() : r.arrayLength());
-  if (synonymsN < 0) {
-    r.fail("null for non-nullable array Synonyms");
-    _synonyms = [];
-  } else {
-    const a: DescribeConfigsResponseDescribeConfigsSynonym[] = [];
-    for (let i = 0; i < synonymsN; i++) a.push(readDescribeConfigsResponseDescribeConfigsSynonym(r, version));
-    _synonyms = a;
+  let _synonyms: DescribeConfigsResponseDescribeConfigsSynonym[] = [];
+  if (version >= 1) {
+    const synonymsN = (version >= 4 ? r.compactArrayLength() : r.arrayLength());
+    if (synonymsN < 0) {
+      r.fail("null for non-nullable array Synonyms");
+      _synonyms = [];
+    } else {
+      const a: DescribeConfigsResponseDescribeConfigsSynonym[] = [];
+      for (let i = 0; i < synonymsN; i++) a.push(readDescribeConfigsResponseDescribeConfigsSynonym(r, version));
+      _synonyms = a;
+    }
   }
   let _configType: number = 0;
   if (version >= 3) _configType = r.int8();
@@ -312,6 +319,7 @@ function readDescribeConfigsResponseDescribeConfigsResourceResult(r: Reader, ver
     name: _name,
     value: _value,
     readOnly: _readOnly,
+    isDefault: _isDefault,
     configSource: _configSource,
     isSensitive: _isSensitive,
     synonyms: _synonyms,
@@ -326,9 +334,10 @@ function writeDescribeConfigsResponseDescribeConfigsResourceResult(w: Writer, ve
   if (version >= 4) { w.compactString(m.name ?? ""); } else { w.string(m.name ?? ""); }
   if (version >= 4) { w.compactNullableString(m.value === undefined ? "" : m.value); } else { w.nullableString(m.value === undefined ? "" : m.value); }
   w.bool(m.readOnly ?? false);
-  w.int8(m.configSource ?? -1);
+  if (version <= 0) w.bool(m.isDefault ?? false);
+  if (version >= 1) w.int8(m.configSource ?? -1);
   w.bool(m.isSensitive ?? false);
-  {
+  if (version >= 1) {
     const a = m.synonyms === undefined ? [] : m.synonyms;
     if (a === null) {
       if (version >= 4) {
@@ -399,8 +408,9 @@ function errorDescribeConfigsResponse(request: DescribeConfigsRequest, version: 
 export const DescribeConfigsApi: ApiCodec<DescribeConfigsRequest, DescribeConfigsResponse> = {
   apiKey: 32,
   name: "DescribeConfigs",
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 4,
+  kafka4MinVersion: 1,
   flexibleMin: 4,
   latestVersionUnstable: false,
   readRequest: readDescribeConfigsRequest,

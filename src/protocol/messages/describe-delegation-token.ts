@@ -294,8 +294,9 @@ function errorDescribeDelegationTokenResponse(request: DescribeDelegationTokenRe
 export const DescribeDelegationTokenApi: ApiCodec<DescribeDelegationTokenRequest, DescribeDelegationTokenResponse> = {
   apiKey: 41,
   name: "DescribeDelegationToken",
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 3,
+  kafka4MinVersion: 1,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readDescribeDelegationTokenRequest,

@@ -279,6 +279,7 @@ export const DescribeGroupsApi: ApiCodec<DescribeGroupsRequest, DescribeGroupsRe
   name: "DescribeGroups",
   minVersion: 0,
   maxVersion: 6,
+  kafka4MinVersion: 0,
   flexibleMin: 5,
   latestVersionUnstable: false,
   readRequest: readDescribeGroupsRequest,

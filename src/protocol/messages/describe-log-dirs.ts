@@ -370,8 +370,9 @@ function errorDescribeLogDirsResponse(request: DescribeLogDirsRequest, version: 
 export const DescribeLogDirsApi: ApiCodec<DescribeLogDirsRequest, DescribeLogDirsResponse> = {
   apiKey: 35,
   name: "DescribeLogDirs",
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 5,
+  kafka4MinVersion: 1,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readDescribeLogDirsRequest,

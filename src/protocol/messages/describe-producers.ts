@@ -307,6 +307,7 @@ export const DescribeProducersApi: ApiCodec<DescribeProducersRequest, DescribePr
   name: "DescribeProducers",
   minVersion: 0,
   maxVersion: 0,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readDescribeProducersRequest,

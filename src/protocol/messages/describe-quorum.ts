@@ -470,6 +470,7 @@ export const DescribeQuorumApi: ApiCodec<DescribeQuorumRequest, DescribeQuorumRe
   name: "DescribeQuorum",
   minVersion: 0,
   maxVersion: 2,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readDescribeQuorumRequest,

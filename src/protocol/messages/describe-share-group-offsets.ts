@@ -351,6 +351,7 @@ export const DescribeShareGroupOffsetsApi: ApiCodec<DescribeShareGroupOffsetsReq
   name: "DescribeShareGroupOffsets",
   minVersion: 0,
   maxVersion: 1,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readDescribeShareGroupOffsetsRequest,

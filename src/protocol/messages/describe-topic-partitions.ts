@@ -428,6 +428,7 @@ export const DescribeTopicPartitionsApi: ApiCodec<DescribeTopicPartitionsRequest
   name: "DescribeTopicPartitions",
   minVersion: 0,
   maxVersion: 0,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readDescribeTopicPartitionsRequest,

@@ -227,6 +227,7 @@ export const DescribeTransactionsApi: ApiCodec<DescribeTransactionsRequest, Desc
   name: "DescribeTransactions",
   minVersion: 0,
   maxVersion: 0,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readDescribeTransactionsRequest,

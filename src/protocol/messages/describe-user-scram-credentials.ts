@@ -227,6 +227,7 @@ export const DescribeUserScramCredentialsApi: ApiCodec<DescribeUserScramCredenti
   name: "DescribeUserScramCredentials",
   minVersion: 0,
   maxVersion: 0,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readDescribeUserScramCredentialsRequest,

@@ -306,6 +306,7 @@ export const ElectLeadersApi: ApiCodec<ElectLeadersRequest, ElectLeadersResponse
   name: "ElectLeaders",
   minVersion: 0,
   maxVersion: 2,
+  kafka4MinVersion: 0,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readElectLeadersRequest,

@@ -542,6 +542,7 @@ export const EndQuorumEpochApi: ApiCodec<EndQuorumEpochRequest, EndQuorumEpochRe
   name: "EndQuorumEpoch",
   minVersion: 0,
   maxVersion: 1,
+  kafka4MinVersion: 0,
   flexibleMin: 1,
   latestVersionUnstable: false,
   readRequest: readEndQuorumEpochRequest,

@@ -102,6 +102,7 @@ export const EndTxnApi: ApiCodec<EndTxnRequest, EndTxnResponse> = {
   name: "EndTxn",
   minVersion: 0,
   maxVersion: 5,
+  kafka4MinVersion: 0,
   flexibleMin: 3,
   latestVersionUnstable: false,
   readRequest: readEndTxnRequest,

@@ -82,6 +82,7 @@ export const EnvelopeApi: ApiCodec<EnvelopeRequest, EnvelopeResponse> = {
   name: "Envelope",
   minVersion: 0,
   maxVersion: 0,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readEnvelopeRequest,

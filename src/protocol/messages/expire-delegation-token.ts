@@ -88,8 +88,9 @@ function errorExpireDelegationTokenResponse(request: ExpireDelegationTokenReques
 export const ExpireDelegationTokenApi: ApiCodec<ExpireDelegationTokenRequest, ExpireDelegationTokenResponse> = {
   apiKey: 40,
   name: "ExpireDelegationToken",
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 2,
+  kafka4MinVersion: 1,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readExpireDelegationTokenRequest,

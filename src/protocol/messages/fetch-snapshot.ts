@@ -569,6 +569,7 @@ export const FetchSnapshotApi: ApiCodec<FetchSnapshotRequest, FetchSnapshotRespo
   name: "FetchSnapshot",
   minVersion: 0,
   maxVersion: 1,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readFetchSnapshotRequest,

@@ -123,8 +123,10 @@ export function readFetchRequest(r: Reader, version: number): FetchRequest {
   let _replicaState: FetchRequestReplicaState = defaultFetchRequestReplicaState();
   const _maxWaitMs: number = r.int32();
   const _minBytes: number = r.int32();
-  const _maxBytes: number = r.int32();
-  const _isolationLevel: number = r.int8();
+  let _maxBytes: number = 2147483647;
+  if (version >= 3) _maxBytes = r.int32();
+  let _isolationLevel: number = 0;
+  if (version >= 4) _isolationLevel = r.int8();
   let _sessionId: number = 0;
   if (version >= 7) _sessionId = r.int32();
   let _sessionEpoch: number = -1;
@@ -207,8 +209,8 @@ export function writeFetchRequest(w: Writer, version: number, m: Input<FetchRequ
   if (version <= 14) w.int32(m.replicaId ?? -1);
   w.int32(m.maxWaitMs ?? 0);
   w.int32(m.minBytes ?? 0);
-  w.int32(m.maxBytes ?? 2147483647);
-  w.int8(m.isolationLevel ?? 0);
+  if (version >= 3) w.int32(m.maxBytes ?? 2147483647);
+  if (version >= 4) w.int8(m.isolationLevel ?? 0);
   if (version >= 7) w.int32(m.sessionId ?? 0);
   if (version >= 7) w.int32(m.sessionEpoch ?? -1);
   {
@@ -522,7 +524,8 @@ function writeFetchRequestForgottenTopic(w: Writer, version: number, m: Input<Fe
 }
 
 export function readFetchResponse(r: Reader, version: number): FetchResponse {
-  const _throttleTimeMs: number = r.int32();
+  let _throttleTimeMs: number = 0;
+  if (version >= 1) _throttleTimeMs = r.int32();
   let _errorCode: number = 0;
   if (version >= 7) _errorCode = r.int16();
   let _sessionId: number = 0;
@@ -580,7 +583,7 @@ export function readFetchResponse(r: Reader, version: number): FetchResponse {
 }
 
 export function writeFetchResponse(w: Writer, version: number, m: Input<FetchResponse>): void {
-  w.int32(m.throttleTimeMs ?? 0);
+  if (version >= 1) w.int32(m.throttleTimeMs ?? 0);
   if (version >= 7) w.int16(m.errorCode ?? 0);
   if (version >= 7) w.int32(m.sessionId ?? 0);
   {
@@ -687,20 +690,23 @@ function readFetchResponsePartitionData(r: Reader, version: number): FetchRespon
   const _partitionIndex: number = r.int32();
   const _errorCode: number = r.int16();
   const _highWatermark: bigint = r.int64();
-  const _lastStableOffset: bigint = r.int64();
+  let _lastStableOffset: bigint = -1n;
+  if (version >= 4) _lastStableOffset = r.int64();
   let _logStartOffset: bigint = -1n;
   if (version >= 5) _logStartOffset = r.int64();
   let _divergingEpoch: FetchResponseEpochEndOffset = defaultFetchResponseEpochEndOffset();
   let _currentLeader: FetchResponseLeaderIdAndEpoch = defaultFetchResponseLeaderIdAndEpoch();
   let _snapshotId: FetchResponseSnapshotId = defaultFetchResponseSnapshotId();
-  let _abortedTransactions: FetchResponseAbortedTransaction[] | null;
-  const abortedTransactionsN = (version >= 12 ? r.compactArrayLength() : r.arrayLength());
-  if (abortedTransactionsN < 0) {
-    _abortedTransactions = null;
-  } else {
-    const a: FetchResponseAbortedTransaction[] = [];
-    for (let i = 0; i < abortedTransactionsN; i++) a.push(readFetchResponseAbortedTransaction(r, version));
-    _abortedTransactions = a;
+  let _abortedTransactions: FetchResponseAbortedTransaction[] | null = [];
+  if (version >= 4) {
+    const abortedTransactionsN = (version >= 12 ? r.compactArrayLength() : r.arrayLength());
+    if (abortedTransactionsN < 0) {
+      _abortedTransactions = null;
+    } else {
+      const a: FetchResponseAbortedTransaction[] = [];
+      for (let i = 0; i < abortedTransactionsN; i++) a.push(readFetchResponseAbortedTransaction(r, version));
+      _abortedTransactions = a;
+    }
   }
   let _preferredReadReplica: number = -1;
   if (version >= 11) _preferredReadReplica = r.int32();
@@ -768,9 +774,9 @@ function writeFetchResponsePartitionData(w: Writer, version: number, m: Input<Fe
   w.int32(m.partitionIndex ?? 0);
   w.int16(m.errorCode ?? 0);
   w.int64(m.highWatermark ?? 0n);
-  w.int64(m.lastStableOffset ?? -1n);
+  if (version >= 4) w.int64(m.lastStableOffset ?? -1n);
   if (version >= 5) w.int64(m.logStartOffset ?? -1n);
-  {
+  if (version >= 4) {
     const a = m.abortedTransactions === undefined ? [] : m.abortedTransactions;
     if (a === null) {
       if (version >= 12) {
@@ -1014,8 +1020,9 @@ function errorFetchResponse(request: FetchRequest, version: number, errorCode: n
 export const FetchApi: ApiCodec<FetchRequest, FetchResponse> = {
   apiKey: 1,
   name: "Fetch",
-  minVersion: 4,
+  minVersion: 0,
   maxVersion: 18,
+  kafka4MinVersion: 4,
   flexibleMin: 12,
   latestVersionUnstable: false,
   readRequest: readFetchRequest,

@@ -216,6 +216,7 @@ export const FindCoordinatorApi: ApiCodec<FindCoordinatorRequest, FindCoordinato
   name: "FindCoordinator",
   minVersion: 0,
   maxVersion: 6,
+  kafka4MinVersion: 0,
   flexibleMin: 3,
   latestVersionUnstable: false,
   readRequest: readFindCoordinatorRequest,

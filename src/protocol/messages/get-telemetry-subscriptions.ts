@@ -135,6 +135,7 @@ export const GetTelemetrySubscriptionsApi: ApiCodec<GetTelemetrySubscriptionsReq
   name: "GetTelemetrySubscriptions",
   minVersion: 0,
   maxVersion: 0,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readGetTelemetrySubscriptionsRequest,

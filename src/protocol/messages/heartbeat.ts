@@ -96,6 +96,7 @@ export const HeartbeatApi: ApiCodec<HeartbeatRequest, HeartbeatResponse> = {
   name: "Heartbeat",
   minVersion: 0,
   maxVersion: 4,
+  kafka4MinVersion: 0,
   flexibleMin: 4,
   latestVersionUnstable: false,
   readRequest: readHeartbeatRequest,

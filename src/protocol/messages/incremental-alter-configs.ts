@@ -281,6 +281,7 @@ export const IncrementalAlterConfigsApi: ApiCodec<IncrementalAlterConfigsRequest
   name: "IncrementalAlterConfigs",
   minVersion: 0,
   maxVersion: 1,
+  kafka4MinVersion: 0,
   flexibleMin: 1,
   latestVersionUnstable: false,
   readRequest: readIncrementalAlterConfigsRequest,

@@ -124,6 +124,7 @@ export const InitProducerIdApi: ApiCodec<InitProducerIdRequest, InitProducerIdRe
   name: "InitProducerId",
   minVersion: 0,
   maxVersion: 6,
+  kafka4MinVersion: 0,
   flexibleMin: 2,
   latestVersionUnstable: true,
   readRequest: readInitProducerIdRequest,

@@ -267,6 +267,7 @@ export const InitializeShareGroupStateApi: ApiCodec<InitializeShareGroupStateReq
   name: "InitializeShareGroupState",
   minVersion: 0,
   maxVersion: 0,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readInitializeShareGroupStateRequest,

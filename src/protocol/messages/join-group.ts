@@ -278,6 +278,7 @@ export const JoinGroupApi: ApiCodec<JoinGroupRequest, JoinGroupResponse> = {
   name: "JoinGroup",
   minVersion: 0,
   maxVersion: 9,
+  kafka4MinVersion: 0,
   flexibleMin: 6,
   latestVersionUnstable: false,
   readRequest: readJoinGroupRequest,

@@ -225,6 +225,7 @@ export const LeaveGroupApi: ApiCodec<LeaveGroupRequest, LeaveGroupResponse> = {
   name: "LeaveGroup",
   minVersion: 0,
   maxVersion: 5,
+  kafka4MinVersion: 0,
   flexibleMin: 4,
   latestVersionUnstable: false,
   readRequest: readLeaveGroupRequest,

@@ -143,6 +143,7 @@ export const ListConfigResourcesApi: ApiCodec<ListConfigResourcesRequest, ListCo
   name: "ListConfigResources",
   minVersion: 0,
   maxVersion: 1,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readListConfigResourcesRequest,

@@ -196,6 +196,7 @@ export const ListGroupsApi: ApiCodec<ListGroupsRequest, ListGroupsResponse> = {
   name: "ListGroups",
   minVersion: 0,
   maxVersion: 5,
+  kafka4MinVersion: 0,
   flexibleMin: 3,
   latestVersionUnstable: false,
   readRequest: readListGroupsRequest,

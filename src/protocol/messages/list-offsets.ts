@@ -22,6 +22,7 @@ export interface ListOffsetsRequestListOffsetsPartition {
   partitionIndex: number;
   currentLeaderEpoch: number;
   timestamp: bigint;
+  maxNumOffsets: number;
   unknownTaggedFields?: TaggedField[];
 }
 
@@ -40,6 +41,7 @@ export interface ListOffsetsResponseListOffsetsTopicResponse {
 export interface ListOffsetsResponseListOffsetsPartitionResponse {
   partitionIndex: number;
   errorCode: number;
+  oldStyleOffsets: bigint[];
   timestamp: bigint;
   offset: bigint;
   leaderEpoch: number;
@@ -165,6 +167,8 @@ function readListOffsetsRequestListOffsetsPartition(r: Reader, version: number):
   let _currentLeaderEpoch: number = -1;
   if (version >= 4) _currentLeaderEpoch = r.int32();
   const _timestamp: bigint = r.int64();
+  let _maxNumOffsets: number = 1;
+  if (version <= 0) _maxNumOffsets = r.int32();
   let _unknown: TaggedField[] | undefined;
   if (version >= 6) {
     const _nt = r.uvarint();
@@ -178,6 +182,7 @@ function readListOffsetsRequestListOffsetsPartition(r: Reader, version: number):
     partitionIndex: _partitionIndex,
     currentLeaderEpoch: _currentLeaderEpoch,
     timestamp: _timestamp,
+    maxNumOffsets: _maxNumOffsets,
   };
   if (_unknown !== undefined) o.unknownTaggedFields = _unknown;
   return o;
@@ -187,6 +192,7 @@ function writeListOffsetsRequestListOffsetsPartition(w: Writer, version: number,
   w.int32(m.partitionIndex ?? 0);
   if (version >= 4) w.int32(m.currentLeaderEpoch ?? -1);
   w.int64(m.timestamp ?? 0n);
+  if (version <= 0) w.int32(m.maxNumOffsets ?? 1);
   if (version >= 6) {
     w.unknownTaggedFields(m.unknownTaggedFields);
   }
@@ -302,8 +308,22 @@ function writeListOffsetsResponseListOffsetsTopicResponse(w: Writer, version: nu
 function readListOffsetsResponseListOffsetsPartitionResponse(r: Reader, version: number): ListOffsetsResponseListOffsetsPartitionResponse {
   const _partitionIndex: number = r.int32();
   const _errorCode: number = r.int16();
-  const _timestamp: bigint = r.int64();
-  const _offset: bigint = r.int64();
+  let _oldStyleOffsets: bigint[] = [];
+  if (version <= 0) {
+    const oldStyleOffsetsN = r.arrayLength();
+    if (oldStyleOffsetsN < 0) {
+      r.fail("null for non-nullable array OldStyleOffsets");
+      _oldStyleOffsets = [];
+    } else {
+      const a: bigint[] = [];
+      for (let i = 0; i < oldStyleOffsetsN; i++) a.push(r.int64());
+      _oldStyleOffsets = a;
+    }
+  }
+  let _timestamp: bigint = -1n;
+  if (version >= 1) _timestamp = r.int64();
+  let _offset: bigint = -1n;
+  if (version >= 1) _offset = r.int64();
   let _leaderEpoch: number = -1;
   if (version >= 4) _leaderEpoch = r.int32();
   let _unknown: TaggedField[] | undefined;
@@ -318,6 +338,7 @@ function readListOffsetsResponseListOffsetsPartitionResponse(r: Reader, version:
   const o: ListOffsetsResponseListOffsetsPartitionResponse = {
     partitionIndex: _partitionIndex,
     errorCode: _errorCode,
+    oldStyleOffsets: _oldStyleOffsets,
     timestamp: _timestamp,
     offset: _offset,
     leaderEpoch: _leaderEpoch,
@@ -329,8 +350,17 @@ function readListOffsetsResponseListOffsetsPartitionResponse(r: Reader, version:
 function writeListOffsetsResponseListOffsetsPartitionResponse(w: Writer, version: number, m: Input<ListOffsetsResponseListOffsetsPartitionResponse>): void {
   w.int32(m.partitionIndex ?? 0);
   w.int16(m.errorCode ?? 0);
-  w.int64(m.timestamp ?? -1n);
-  w.int64(m.offset ?? -1n);
+  if (version <= 0) {
+    const a = m.oldStyleOffsets === undefined ? [] : m.oldStyleOffsets;
+    if (a === null) {
+      w.arrayLength(0);
+    } else {
+      w.arrayLength(a.length);
+      for (const e of a) w.int64(e);
+    }
+  }
+  if (version >= 1) w.int64(m.timestamp ?? -1n);
+  if (version >= 1) w.int64(m.offset ?? -1n);
   if (version >= 4) w.int32(m.leaderEpoch ?? -1);
   if (version >= 6) {
     w.unknownTaggedFields(m.unknownTaggedFields);
@@ -353,8 +383,9 @@ function errorListOffsetsResponse(request: ListOffsetsRequest, version: number, 
 export const ListOffsetsApi: ApiCodec<ListOffsetsRequest, ListOffsetsResponse> = {
   apiKey: 2,
   name: "ListOffsets",
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 11,
+  kafka4MinVersion: 1,
   flexibleMin: 6,
   latestVersionUnstable: false,
   readRequest: readListOffsetsRequest,

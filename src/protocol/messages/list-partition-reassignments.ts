@@ -306,6 +306,7 @@ export const ListPartitionReassignmentsApi: ApiCodec<ListPartitionReassignmentsR
   name: "ListPartitionReassignments",
   minVersion: 0,
   maxVersion: 0,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readListPartitionReassignmentsRequest,

@@ -196,6 +196,7 @@ export const ListTransactionsApi: ApiCodec<ListTransactionsRequest, ListTransact
   name: "ListTransactions",
   minVersion: 0,
   maxVersion: 2,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readListTransactionsRequest,

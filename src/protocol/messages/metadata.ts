@@ -516,6 +516,7 @@ export const MetadataApi: ApiCodec<MetadataRequest, MetadataResponse> = {
   name: "Metadata",
   minVersion: 0,
   maxVersion: 13,
+  kafka4MinVersion: 0,
   flexibleMin: 9,
   latestVersionUnstable: false,
   readRequest: readMetadataRequest,

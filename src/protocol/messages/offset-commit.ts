@@ -26,6 +26,7 @@ export interface OffsetCommitRequestOffsetCommitRequestPartition {
   partitionIndex: number;
   committedOffset: bigint;
   committedLeaderEpoch: number;
+  commitTimestamp: bigint;
   committedMetadata: string | null;
   unknownTaggedFields?: TaggedField[];
 }
@@ -51,12 +52,14 @@ export interface OffsetCommitResponseOffsetCommitResponsePartition {
 
 export function readOffsetCommitRequest(r: Reader, version: number): OffsetCommitRequest {
   const _groupId: string = (version >= 8 ? r.compactString() : r.string());
-  const _generationIdOrMemberEpoch: number = r.int32();
-  const _memberId: string = (version >= 8 ? r.compactString() : r.string());
+  let _generationIdOrMemberEpoch: number = -1;
+  if (version >= 1) _generationIdOrMemberEpoch = r.int32();
+  let _memberId: string = "";
+  if (version >= 1) _memberId = (version >= 8 ? r.compactString() : r.string());
   let _groupInstanceId: string | null = null;
   if (version >= 7) _groupInstanceId = (version >= 8 ? r.compactNullableString() : r.nullableString());
   let _retentionTimeMs: bigint = -1n;
-  if (version <= 4) _retentionTimeMs = r.int64();
+  if (version >= 2 && version <= 4) _retentionTimeMs = r.int64();
   let _topics: OffsetCommitRequestOffsetCommitRequestTopic[];
   const topicsN = (version >= 8 ? r.compactArrayLength() : r.arrayLength());
   if (topicsN < 0) {
@@ -90,12 +93,14 @@ export function readOffsetCommitRequest(r: Reader, version: number): OffsetCommi
 
 export function writeOffsetCommitRequest(w: Writer, version: number, m: Input<OffsetCommitRequest>): void {
   if (version >= 8) { w.compactString(m.groupId ?? ""); } else { w.string(m.groupId ?? ""); }
-  w.int32(m.generationIdOrMemberEpoch ?? -1);
-  if (version >= 8) { w.compactString(m.memberId ?? ""); } else { w.string(m.memberId ?? ""); }
+  if (version >= 1) w.int32(m.generationIdOrMemberEpoch ?? -1);
+  if (version >= 1) {
+    if (version >= 8) { w.compactString(m.memberId ?? ""); } else { w.string(m.memberId ?? ""); }
+  }
   if (version >= 7) {
     if (version >= 8) { w.compactNullableString(m.groupInstanceId === undefined ? null : m.groupInstanceId); } else { w.nullableString(m.groupInstanceId === undefined ? null : m.groupInstanceId); }
   }
-  if (version <= 4) w.int64(m.retentionTimeMs ?? -1n);
+  if (version >= 2 && version <= 4) w.int64(m.retentionTimeMs ?? -1n);
   {
     const a = m.topics === undefined ? [] : m.topics;
     if (a === null) {
@@ -183,6 +188,8 @@ function readOffsetCommitRequestOffsetCommitRequestPartition(r: Reader, version:
   const _committedOffset: bigint = r.int64();
   let _committedLeaderEpoch: number = -1;
   if (version >= 6) _committedLeaderEpoch = r.int32();
+  let _commitTimestamp: bigint = -1n;
+  if (version >= 1 && version <= 1) _commitTimestamp = r.int64();
   const _committedMetadata: string | null = (version >= 8 ? r.compactNullableString() : r.nullableString());
   let _unknown: TaggedField[] | undefined;
   if (version >= 8) {
@@ -197,6 +204,7 @@ function readOffsetCommitRequestOffsetCommitRequestPartition(r: Reader, version:
     partitionIndex: _partitionIndex,
     committedOffset: _committedOffset,
     committedLeaderEpoch: _committedLeaderEpoch,
+    commitTimestamp: _commitTimestamp,
     committedMetadata: _committedMetadata,
   };
   if (_unknown !== undefined) o.unknownTaggedFields = _unknown;
@@ -207,6 +215,7 @@ function writeOffsetCommitRequestOffsetCommitRequestPartition(w: Writer, version
   w.int32(m.partitionIndex ?? 0);
   w.int64(m.committedOffset ?? 0n);
   if (version >= 6) w.int32(m.committedLeaderEpoch ?? -1);
+  if (version >= 1 && version <= 1) w.int64(m.commitTimestamp ?? -1n);
   if (version >= 8) { w.compactNullableString(m.committedMetadata === undefined ? "" : m.committedMetadata); } else { w.nullableString(m.committedMetadata === undefined ? "" : m.committedMetadata); }
   if (version >= 8) {
     w.unknownTaggedFields(m.unknownTaggedFields);
@@ -372,8 +381,9 @@ function errorOffsetCommitResponse(request: OffsetCommitRequest, version: number
 export const OffsetCommitApi: ApiCodec<OffsetCommitRequest, OffsetCommitResponse> = {
   apiKey: 8,
   name: "OffsetCommit",
-  minVersion: 2,
+  minVersion: 0,
   maxVersion: 10,
+  kafka4MinVersion: 2,
   flexibleMin: 8,
   latestVersionUnstable: false,
   readRequest: readOffsetCommitRequest,

@@ -210,6 +210,7 @@ export const OffsetDeleteApi: ApiCodec<OffsetDeleteRequest, OffsetDeleteResponse
   name: "OffsetDelete",
   minVersion: 0,
   maxVersion: 0,
+  kafka4MinVersion: 0,
   flexibleMin: Infinity,
   latestVersionUnstable: false,
   readRequest: readOffsetDeleteRequest,

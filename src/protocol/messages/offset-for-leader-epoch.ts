@@ -152,7 +152,8 @@ function writeOffsetForLeaderEpochRequestOffsetForLeaderTopic(w: Writer, version
 
 function readOffsetForLeaderEpochRequestOffsetForLeaderPartition(r: Reader, version: number): OffsetForLeaderEpochRequestOffsetForLeaderPartition {
   const _partition: number = r.int32();
-  const _currentLeaderEpoch: number = r.int32();
+  let _currentLeaderEpoch: number = -1;
+  if (version >= 2) _currentLeaderEpoch = r.int32();
   const _leaderEpoch: number = r.int32();
   let _unknown: TaggedField[] | undefined;
   if (version >= 4) {
@@ -174,7 +175,7 @@ function readOffsetForLeaderEpochRequestOffsetForLeaderPartition(r: Reader, vers
 
 function writeOffsetForLeaderEpochRequestOffsetForLeaderPartition(w: Writer, version: number, m: Input<OffsetForLeaderEpochRequestOffsetForLeaderPartition>): void {
   w.int32(m.partition ?? 0);
-  w.int32(m.currentLeaderEpoch ?? -1);
+  if (version >= 2) w.int32(m.currentLeaderEpoch ?? -1);
   w.int32(m.leaderEpoch ?? 0);
   if (version >= 4) {
     w.unknownTaggedFields(m.unknownTaggedFields);
@@ -182,7 +183,8 @@ function writeOffsetForLeaderEpochRequestOffsetForLeaderPartition(w: Writer, ver
 }
 
 export function readOffsetForLeaderEpochResponse(r: Reader, version: number): OffsetForLeaderEpochResponse {
-  const _throttleTimeMs: number = r.int32();
+  let _throttleTimeMs: number = 0;
+  if (version >= 2) _throttleTimeMs = r.int32();
   let _topics: OffsetForLeaderEpochResponseOffsetForLeaderTopicResult[];
   const topicsN = (version >= 4 ? r.compactArrayLength() : r.arrayLength());
   if (topicsN < 0) {
@@ -211,7 +213,7 @@ export function readOffsetForLeaderEpochResponse(r: Reader, version: number): Of
 }
 
 export function writeOffsetForLeaderEpochResponse(w: Writer, version: number, m: Input<OffsetForLeaderEpochResponse>): void {
-  w.int32(m.throttleTimeMs ?? 0);
+  if (version >= 2) w.int32(m.throttleTimeMs ?? 0);
   {
     const a = m.topics === undefined ? [] : m.topics;
     if (a === null) {
@@ -290,7 +292,8 @@ function writeOffsetForLeaderEpochResponseOffsetForLeaderTopicResult(w: Writer, 
 function readOffsetForLeaderEpochResponseEpochEndOffset(r: Reader, version: number): OffsetForLeaderEpochResponseEpochEndOffset {
   const _errorCode: number = r.int16();
   const _partition: number = r.int32();
-  const _leaderEpoch: number = r.int32();
+  let _leaderEpoch: number = -1;
+  if (version >= 1) _leaderEpoch = r.int32();
   const _endOffset: bigint = r.int64();
   let _unknown: TaggedField[] | undefined;
   if (version >= 4) {
@@ -314,7 +317,7 @@ function readOffsetForLeaderEpochResponseEpochEndOffset(r: Reader, version: numb
 function writeOffsetForLeaderEpochResponseEpochEndOffset(w: Writer, version: number, m: Input<OffsetForLeaderEpochResponseEpochEndOffset>): void {
   w.int16(m.errorCode ?? 0);
   w.int32(m.partition ?? 0);
-  w.int32(m.leaderEpoch ?? -1);
+  if (version >= 1) w.int32(m.leaderEpoch ?? -1);
   w.int64(m.endOffset ?? -1n);
   if (version >= 4) {
     w.unknownTaggedFields(m.unknownTaggedFields);
@@ -337,8 +340,9 @@ function errorOffsetForLeaderEpochResponse(request: OffsetForLeaderEpochRequest,
 export const OffsetForLeaderEpochApi: ApiCodec<OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse> = {
   apiKey: 23,
   name: "OffsetForLeaderEpoch",
-  minVersion: 2,
+  minVersion: 0,
   maxVersion: 4,
+  kafka4MinVersion: 2,
   flexibleMin: 4,
   latestVersionUnstable: false,
   readRequest: readOffsetForLeaderEpochRequest,

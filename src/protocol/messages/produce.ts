@@ -73,7 +73,8 @@ export interface ProduceResponseNodeEndpoint {
 }
 
 export function readProduceRequest(r: Reader, version: number): ProduceRequest {
-  const _transactionalId: string | null = (version >= 9 ? r.compactNullableString() : r.nullableString());
+  let _transactionalId: string | null = null;
+  if (version >= 3) _transactionalId = (version >= 9 ? r.compactNullableString() : r.nullableString());
   const _acks: number = r.int16();
   const _timeoutMs: number = r.int32();
   let _topicData: ProduceRequestTopicProduceData[];
@@ -106,7 +107,9 @@ export function readProduceRequest(r: Reader, version: number): ProduceRequest {
 }
 
 export function writeProduceRequest(w: Writer, version: number, m: Input<ProduceRequest>): void {
-  if (version >= 9) { w.compactNullableString(m.transactionalId === undefined ? null : m.transactionalId); } else { w.nullableString(m.transactionalId === undefined ? null : m.transactionalId); }
+  if (version >= 3) {
+    if (version >= 9) { w.compactNullableString(m.transactionalId === undefined ? null : m.transactionalId); } else { w.nullableString(m.transactionalId === undefined ? null : m.transactionalId); }
+  }
   w.int16(m.acks ?? 0);
   w.int32(m.timeoutMs ?? 0);
   {
@@ -230,7 +233,8 @@ export function readProduceResponse(r: Reader, version: number): ProduceResponse
     for (let i = 0; i < responsesN; i++) a.push(readProduceResponseTopicProduceResponse(r, version));
     _responses = a;
   }
-  const _throttleTimeMs: number = r.int32();
+  let _throttleTimeMs: number = 0;
+  if (version >= 1) _throttleTimeMs = r.int32();
   let _nodeEndpoints: ProduceResponseNodeEndpoint[] = [];
   let _unknown: TaggedField[] | undefined;
   if (version >= 9) {
@@ -289,7 +293,7 @@ export function writeProduceResponse(w: Writer, version: number, m: Input<Produc
       for (const e of a) writeProduceResponseTopicProduceResponse(w, version, e);
     }
   }
-  w.int32(m.throttleTimeMs ?? 0);
+  if (version >= 1) w.int32(m.throttleTimeMs ?? 0);
   if (version >= 9) {
     const _u = m.unknownTaggedFields;
     let _n = _u === undefined ? 0 : _u.length;
@@ -377,7 +381,8 @@ function readProduceResponsePartitionProduceResponse(r: Reader, version: number)
   const _index: number = r.int32();
   const _errorCode: number = r.int16();
   const _baseOffset: bigint = r.int64();
-  const _logAppendTimeMs: bigint = r.int64();
+  let _logAppendTimeMs: bigint = -1n;
+  if (version >= 2) _logAppendTimeMs = r.int64();
   let _logStartOffset: bigint = -1n;
   if (version >= 5) _logStartOffset = r.int64();
   let _recordErrors: ProduceResponseBatchIndexAndErrorMessage[] = [];
@@ -435,7 +440,7 @@ function writeProduceResponsePartitionProduceResponse(w: Writer, version: number
   w.int32(m.index ?? 0);
   w.int16(m.errorCode ?? 0);
   w.int64(m.baseOffset ?? 0n);
-  w.int64(m.logAppendTimeMs ?? -1n);
+  if (version >= 2) w.int64(m.logAppendTimeMs ?? -1n);
   if (version >= 5) w.int64(m.logStartOffset ?? -1n);
   if (version >= 8) {
     const a = m.recordErrors === undefined ? [] : m.recordErrors;
@@ -589,8 +594,9 @@ function errorProduceResponse(request: ProduceRequest, version: number, errorCod
 export const ProduceApi: ApiCodec<ProduceRequest, ProduceResponse> = {
   apiKey: 0,
   name: "Produce",
-  minVersion: 3,
+  minVersion: 0,
   maxVersion: 13,
+  kafka4MinVersion: 3,
   flexibleMin: 9,
   latestVersionUnstable: false,
   readRequest: readProduceRequest,

@@ -91,6 +91,7 @@ export const PushTelemetryApi: ApiCodec<PushTelemetryRequest, PushTelemetryRespo
   name: "PushTelemetry",
   minVersion: 0,
   maxVersion: 0,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readPushTelemetryRequest,

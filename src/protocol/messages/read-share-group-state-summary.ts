@@ -280,6 +280,7 @@ export const ReadShareGroupStateSummaryApi: ApiCodec<ReadShareGroupStateSummaryR
   name: "ReadShareGroupStateSummary",
   minVersion: 0,
   maxVersion: 1,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readReadShareGroupStateSummaryRequest,

@@ -330,6 +330,7 @@ export const ReadShareGroupStateApi: ApiCodec<ReadShareGroupStateRequest, ReadSh
   name: "ReadShareGroupState",
   minVersion: 0,
   maxVersion: 0,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readReadShareGroupStateRequest,

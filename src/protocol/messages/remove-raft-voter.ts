@@ -85,6 +85,7 @@ export const RemoveRaftVoterApi: ApiCodec<RemoveRaftVoterRequest, RemoveRaftVote
   name: "RemoveRaftVoter",
   minVersion: 0,
   maxVersion: 0,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readRemoveRaftVoterRequest,

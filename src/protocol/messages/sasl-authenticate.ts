@@ -91,6 +91,7 @@ export const SaslAuthenticateApi: ApiCodec<SaslAuthenticateRequest, SaslAuthenti
   name: "SaslAuthenticate",
   minVersion: 0,
   maxVersion: 2,
+  kafka4MinVersion: 0,
   flexibleMin: 2,
   latestVersionUnstable: false,
   readRequest: readSaslAuthenticateRequest,

@@ -71,6 +71,7 @@ export const SaslHandshakeApi: ApiCodec<SaslHandshakeRequest, SaslHandshakeRespo
   name: "SaslHandshake",
   minVersion: 0,
   maxVersion: 1,
+  kafka4MinVersion: 0,
   flexibleMin: Infinity,
   latestVersionUnstable: false,
   readRequest: readSaslHandshakeRequest,

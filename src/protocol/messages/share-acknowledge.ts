@@ -463,6 +463,7 @@ export const ShareAcknowledgeApi: ApiCodec<ShareAcknowledgeRequest, ShareAcknowl
   name: "ShareAcknowledge",
   minVersion: 1,
   maxVersion: 2,
+  kafka4MinVersion: 1,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readShareAcknowledgeRequest,

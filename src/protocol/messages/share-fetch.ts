@@ -627,6 +627,7 @@ export const ShareFetchApi: ApiCodec<ShareFetchRequest, ShareFetchResponse> = {
   name: "ShareFetch",
   minVersion: 1,
   maxVersion: 2,
+  kafka4MinVersion: 1,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readShareFetchRequest,

@@ -351,6 +351,7 @@ export const ShareGroupDescribeApi: ApiCodec<ShareGroupDescribeRequest, ShareGro
   name: "ShareGroupDescribe",
   minVersion: 1,
   maxVersion: 1,
+  kafka4MinVersion: 1,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readShareGroupDescribeRequest,

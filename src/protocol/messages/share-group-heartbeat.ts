@@ -223,6 +223,7 @@ export const ShareGroupHeartbeatApi: ApiCodec<ShareGroupHeartbeatRequest, ShareG
   name: "ShareGroupHeartbeat",
   minVersion: 1,
   maxVersion: 1,
+  kafka4MinVersion: 1,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readShareGroupHeartbeatRequest,

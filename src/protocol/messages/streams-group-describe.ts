@@ -777,6 +777,7 @@ export const StreamsGroupDescribeApi: ApiCodec<StreamsGroupDescribeRequest, Stre
   name: "StreamsGroupDescribe",
   minVersion: 0,
   maxVersion: 0,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readStreamsGroupDescribeRequest,

@@ -1085,6 +1085,7 @@ export const StreamsGroupHeartbeatApi: ApiCodec<StreamsGroupHeartbeatRequest, St
   name: "StreamsGroupHeartbeat",
   minVersion: 0,
   maxVersion: 0,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readStreamsGroupHeartbeatRequest,

@@ -185,6 +185,7 @@ export const SyncGroupApi: ApiCodec<SyncGroupRequest, SyncGroupResponse> = {
   name: "SyncGroup",
   minVersion: 0,
   maxVersion: 5,
+  kafka4MinVersion: 0,
   flexibleMin: 4,
   latestVersionUnstable: false,
   readRequest: readSyncGroupRequest,

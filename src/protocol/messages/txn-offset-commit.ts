@@ -362,6 +362,7 @@ export const TxnOffsetCommitApi: ApiCodec<TxnOffsetCommitRequest, TxnOffsetCommi
   name: "TxnOffsetCommit",
   minVersion: 0,
   maxVersion: 5,
+  kafka4MinVersion: 0,
   flexibleMin: 3,
   latestVersionUnstable: false,
   readRequest: readTxnOffsetCommitRequest,

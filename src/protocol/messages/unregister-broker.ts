@@ -76,6 +76,7 @@ export const UnregisterBrokerApi: ApiCodec<UnregisterBrokerRequest, UnregisterBr
   name: "UnregisterBroker",
   minVersion: 0,
   maxVersion: 0,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readUnregisterBrokerRequest,

@@ -199,6 +199,7 @@ export const UpdateFeaturesApi: ApiCodec<UpdateFeaturesRequest, UpdateFeaturesRe
   name: "UpdateFeatures",
   minVersion: 0,
   maxVersion: 2,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readUpdateFeaturesRequest,

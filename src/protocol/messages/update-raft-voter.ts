@@ -261,6 +261,7 @@ export const UpdateRaftVoterApi: ApiCodec<UpdateRaftVoterRequest, UpdateRaftVote
   name: "UpdateRaftVoter",
   minVersion: 0,
   maxVersion: 0,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readUpdateRaftVoterRequest,

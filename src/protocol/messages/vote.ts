@@ -385,6 +385,7 @@ export const VoteApi: ApiCodec<VoteRequest, VoteResponse> = {
   name: "Vote",
   minVersion: 0,
   maxVersion: 2,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readVoteRequest,

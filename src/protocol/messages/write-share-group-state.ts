@@ -335,6 +335,7 @@ export const WriteShareGroupStateApi: ApiCodec<WriteShareGroupStateRequest, Writ
   name: "WriteShareGroupState",
   minVersion: 0,
   maxVersion: 1,
+  kafka4MinVersion: 0,
   flexibleMin: 0,
   latestVersionUnstable: false,
   readRequest: readWriteShareGroupStateRequest,

@@ -50,7 +50,7 @@ export interface WriteTxnMarkersResponseWritableTxnMarkerPartitionResult {
 
 export function readWriteTxnMarkersRequest(r: Reader, version: number): WriteTxnMarkersRequest {
   let _markers: WriteTxnMarkersRequestWritableTxnMarker[];
-  const markersN = r.compactArrayLength();
+  const markersN = (version >= 1 ? r.compactArrayLength() : r.arrayLength());
   if (markersN < 0) {
     r.fail("null for non-nullable array Markers");
     _markers = [];
@@ -60,11 +60,13 @@ export function readWriteTxnMarkersRequest(r: Reader, version: number): WriteTxn
     _markers = a;
   }
   let _unknown: TaggedField[] | undefined;
-  const _nt = r.uvarint();
-  for (let _i = 0; _i < _nt && r.error === null; _i++) {
-    const _tag = r.uvarint();
-    const _size = r.uvarint();
-    (_unknown ??= []).push({ tag: _tag, data: r.raw(_size) });
+  if (version >= 1) {
+    const _nt = r.uvarint();
+    for (let _i = 0; _i < _nt && r.error === null; _i++) {
+      const _tag = r.uvarint();
+      const _size = r.uvarint();
+      (_unknown ??= []).push({ tag: _tag, data: r.raw(_size) });
+    }
   }
   const o: WriteTxnMarkersRequest = {
     markers: _markers,
@@ -77,13 +79,23 @@ export function writeWriteTxnMarkersRequest(w: Writer, version: number, m: Input
   {
     const a = m.markers === undefined ? [] : m.markers;
     if (a === null) {
-      w.compactArrayLength(0);
+      if (version >= 1) {
+        w.compactArrayLength(0);
+      } else {
+        w.arrayLength(0);
+      }
     } else {
-      w.compactArrayLength(a.length);
+      if (version >= 1) {
+        w.compactArrayLength(a.length);
+      } else {
+        w.arrayLength(a.length);
+      }
       for (const e of a) writeWriteTxnMarkersRequestWritableTxnMarker(w, version, e);
     }
   }
-  w.unknownTaggedFields(m.unknownTaggedFields);
+  if (version >= 1) {
+    w.unknownTaggedFields(m.unknownTaggedFields);
+  }
 }
 
 function readWriteTxnMarkersRequestWritableTxnMarker(r: Reader, version: number): WriteTxnMarkersRequestWritableTxnMarker {
@@ -91,7 +103,7 @@ function readWriteTxnMarkersRequestWritableTxnMarker(r: Reader, version: number)
   const _producerEpoch: number = r.int16();
   const _transactionResult: boolean = r.bool();
   let _topics: WriteTxnMarkersRequestWritableTxnMarkerTopic[];
-  const topicsN = r.compactArrayLength();
+  const topicsN = (version >= 1 ? r.compactArrayLength() : r.arrayLength());
   if (topicsN < 0) {
     r.fail("null for non-nullable array Topics");
     _topics = [];
@@ -104,11 +116,13 @@ function readWriteTxnMarkersRequestWritableTxnMarker(r: Reader, version: number)
   let _transactionVersion: number = 0;
   if (version >= 2) _transactionVersion = r.int8();
   let _unknown: TaggedField[] | undefined;
-  const _nt = r.uvarint();
-  for (let _i = 0; _i < _nt && r.error === null; _i++) {
-    const _tag = r.uvarint();
-    const _size = r.uvarint();
-    (_unknown ??= []).push({ tag: _tag, data: r.raw(_size) });
+  if (version >= 1) {
+    const _nt = r.uvarint();
+    for (let _i = 0; _i < _nt && r.error === null; _i++) {
+      const _tag = r.uvarint();
+      const _size = r.uvarint();
+      (_unknown ??= []).push({ tag: _tag, data: r.raw(_size) });
+    }
   }
   const o: WriteTxnMarkersRequestWritableTxnMarker = {
     producerId: _producerId,
@@ -129,21 +143,31 @@ function writeWriteTxnMarkersRequestWritableTxnMarker(w: Writer, version: number
   {
     const a = m.topics === undefined ? [] : m.topics;
     if (a === null) {
-      w.compactArrayLength(0);
+      if (version >= 1) {
+        w.compactArrayLength(0);
+      } else {
+        w.arrayLength(0);
+      }
     } else {
-      w.compactArrayLength(a.length);
+      if (version >= 1) {
+        w.compactArrayLength(a.length);
+      } else {
+        w.arrayLength(a.length);
+      }
       for (const e of a) writeWriteTxnMarkersRequestWritableTxnMarkerTopic(w, version, e);
     }
   }
   w.int32(m.coordinatorEpoch ?? 0);
   if (version >= 2) w.int8(m.transactionVersion ?? 0);
-  w.unknownTaggedFields(m.unknownTaggedFields);
+  if (version >= 1) {
+    w.unknownTaggedFields(m.unknownTaggedFields);
+  }
 }
 
 function readWriteTxnMarkersRequestWritableTxnMarkerTopic(r: Reader, version: number): WriteTxnMarkersRequestWritableTxnMarkerTopic {
-  const _name: string = r.compactString();
+  const _name: string = (version >= 1 ? r.compactString() : r.string());
   let _partitionIndexes: number[];
-  const partitionIndexesN = r.compactArrayLength();
+  const partitionIndexesN = (version >= 1 ? r.compactArrayLength() : r.arrayLength());
   if (partitionIndexesN < 0) {
     r.fail("null for non-nullable array PartitionIndexes");
     _partitionIndexes = [];
@@ -153,11 +177,13 @@ function readWriteTxnMarkersRequestWritableTxnMarkerTopic(r: Reader, version: nu
     _partitionIndexes = a;
   }
   let _unknown: TaggedField[] | undefined;
-  const _nt = r.uvarint();
-  for (let _i = 0; _i < _nt && r.error === null; _i++) {
-    const _tag = r.uvarint();
-    const _size = r.uvarint();
-    (_unknown ??= []).push({ tag: _tag, data: r.raw(_size) });
+  if (version >= 1) {
+    const _nt = r.uvarint();
+    for (let _i = 0; _i < _nt && r.error === null; _i++) {
+      const _tag = r.uvarint();
+      const _size = r.uvarint();
+      (_unknown ??= []).push({ tag: _tag, data: r.raw(_size) });
+    }
   }
   const o: WriteTxnMarkersRequestWritableTxnMarkerTopic = {
     name: _name,
@@ -168,22 +194,32 @@ function readWriteTxnMarkersRequestWritableTxnMarkerTopic(r: Reader, version: nu
 }
 
 function writeWriteTxnMarkersRequestWritableTxnMarkerTopic(w: Writer, version: number, m: Input<WriteTxnMarkersRequestWritableTxnMarkerTopic>): void {
-  w.compactString(m.name ?? "");
+  if (version >= 1) { w.compactString(m.name ?? ""); } else { w.string(m.name ?? ""); }
   {
     const a = m.partitionIndexes === undefined ? [] : m.partitionIndexes;
     if (a === null) {
-      w.compactArrayLength(0);
+      if (version >= 1) {
+        w.compactArrayLength(0);
+      } else {
+        w.arrayLength(0);
+      }
     } else {
-      w.compactArrayLength(a.length);
+      if (version >= 1) {
+        w.compactArrayLength(a.length);
+      } else {
+        w.arrayLength(a.length);
+      }
       for (const e of a) w.int32(e);
     }
   }
-  w.unknownTaggedFields(m.unknownTaggedFields);
+  if (version >= 1) {
+    w.unknownTaggedFields(m.unknownTaggedFields);
+  }
 }
 
 export function readWriteTxnMarkersResponse(r: Reader, version: number): WriteTxnMarkersResponse {
   let _markers: WriteTxnMarkersResponseWritableTxnMarkerResult[];
-  const markersN = r.compactArrayLength();
+  const markersN = (version >= 1 ? r.compactArrayLength() : r.arrayLength());
   if (markersN < 0) {
     r.fail("null for non-nullable array Markers");
     _markers = [];
@@ -193,11 +229,13 @@ export function readWriteTxnMarkersResponse(r: Reader, version: number): WriteTx
     _markers = a;
   }
   let _unknown: TaggedField[] | undefined;
-  const _nt = r.uvarint();
-  for (let _i = 0; _i < _nt && r.error === null; _i++) {
-    const _tag = r.uvarint();
-    const _size = r.uvarint();
-    (_unknown ??= []).push({ tag: _tag, data: r.raw(_size) });
+  if (version >= 1) {
+    const _nt = r.uvarint();
+    for (let _i = 0; _i < _nt && r.error === null; _i++) {
+      const _tag = r.uvarint();
+      const _size = r.uvarint();
+      (_unknown ??= []).push({ tag: _tag, data: r.raw(_size) });
+    }
   }
   const o: WriteTxnMarkersResponse = {
     markers: _markers,
@@ -210,19 +248,29 @@ export function writeWriteTxnMarkersResponse(w: Writer, version: number, m: Inpu
   {
     const a = m.markers === undefined ? [] : m.markers;
     if (a === null) {
-      w.compactArrayLength(0);
+      if (version >= 1) {
+        w.compactArrayLength(0);
+      } else {
+        w.arrayLength(0);
+      }
     } else {
-      w.compactArrayLength(a.length);
+      if (version >= 1) {
+        w.compactArrayLength(a.length);
+      } else {
+        w.arrayLength(a.length);
+      }
       for (const e of a) writeWriteTxnMarkersResponseWritableTxnMarkerResult(w, version, e);
     }
   }
-  w.unknownTaggedFields(m.unknownTaggedFields);
+  if (version >= 1) {
+    w.unknownTaggedFields(m.unknownTaggedFields);
+  }
 }
 
 function readWriteTxnMarkersResponseWritableTxnMarkerResult(r: Reader, version: number): WriteTxnMarkersResponseWritableTxnMarkerResult {
   const _producerId: bigint = r.int64();
   let _topics: WriteTxnMarkersResponseWritableTxnMarkerTopicResult[];
-  const topicsN = r.compactArrayLength();
+  const topicsN = (version >= 1 ? r.compactArrayLength() : r.arrayLength());
   if (topicsN < 0) {
     r.fail("null for non-nullable array Topics");
     _topics = [];
@@ -232,11 +280,13 @@ function readWriteTxnMarkersResponseWritableTxnMarkerResult(r: Reader, version: 
     _topics = a;
   }
   let _unknown: TaggedField[] | undefined;
-  const _nt = r.uvarint();
-  for (let _i = 0; _i < _nt && r.error === null; _i++) {
-    const _tag = r.uvarint();
-    const _size = r.uvarint();
-    (_unknown ??= []).push({ tag: _tag, data: r.raw(_size) });
+  if (version >= 1) {
+    const _nt = r.uvarint();
+    for (let _i = 0; _i < _nt && r.error === null; _i++) {
+      const _tag = r.uvarint();
+      const _size = r.uvarint();
+      (_unknown ??= []).push({ tag: _tag, data: r.raw(_size) });
+    }
   }
   const o: WriteTxnMarkersResponseWritableTxnMarkerResult = {
     producerId: _producerId,
@@ -251,19 +301,29 @@ function writeWriteTxnMarkersResponseWritableTxnMarkerResult(w: Writer, version:
   {
     const a = m.topics === undefined ? [] : m.topics;
     if (a === null) {
-      w.compactArrayLength(0);
+      if (version >= 1) {
+        w.compactArrayLength(0);
+      } else {
+        w.arrayLength(0);
+      }
     } else {
-      w.compactArrayLength(a.length);
+      if (version >= 1) {
+        w.compactArrayLength(a.length);
+      } else {
+        w.arrayLength(a.length);
+      }
       for (const e of a) writeWriteTxnMarkersResponseWritableTxnMarkerTopicResult(w, version, e);
     }
   }
-  w.unknownTaggedFields(m.unknownTaggedFields);
+  if (version >= 1) {
+    w.unknownTaggedFields(m.unknownTaggedFields);
+  }
 }
 
 function readWriteTxnMarkersResponseWritableTxnMarkerTopicResult(r: Reader, version: number): WriteTxnMarkersResponseWritableTxnMarkerTopicResult {
-  const _name: string = r.compactString();
+  const _name: string = (version >= 1 ? r.compactString() : r.string());
   let _partitions: WriteTxnMarkersResponseWritableTxnMarkerPartitionResult[];
-  const partitionsN = r.compactArrayLength();
+  const partitionsN = (version >= 1 ? r.compactArrayLength() : r.arrayLength());
   if (partitionsN < 0) {
     r.fail("null for non-nullable array Partitions");
     _partitions = [];
@@ -273,11 +333,13 @@ function readWriteTxnMarkersResponseWritableTxnMarkerTopicResult(r: Reader, vers
     _partitions = a;
   }
   let _unknown: TaggedField[] | undefined;
-  const _nt = r.uvarint();
-  for (let _i = 0; _i < _nt && r.error === null; _i++) {
-    const _tag = r.uvarint();
-    const _size = r.uvarint();
-    (_unknown ??= []).push({ tag: _tag, data: r.raw(_size) });
+  if (version >= 1) {
+    const _nt = r.uvarint();
+    for (let _i = 0; _i < _nt && r.error === null; _i++) {
+      const _tag = r.uvarint();
+      const _size = r.uvarint();
+      (_unknown ??= []).push({ tag: _tag, data: r.raw(_size) });
+    }
   }
   const o: WriteTxnMarkersResponseWritableTxnMarkerTopicResult = {
     name: _name,
@@ -288,28 +350,40 @@ function readWriteTxnMarkersResponseWritableTxnMarkerTopicResult(r: Reader, vers
 }
 
 function writeWriteTxnMarkersResponseWritableTxnMarkerTopicResult(w: Writer, version: number, m: Input<WriteTxnMarkersResponseWritableTxnMarkerTopicResult>): void {
-  w.compactString(m.name ?? "");
+  if (version >= 1) { w.compactString(m.name ?? ""); } else { w.string(m.name ?? ""); }
   {
     const a = m.partitions === undefined ? [] : m.partitions;
     if (a === null) {
-      w.compactArrayLength(0);
+      if (version >= 1) {
+        w.compactArrayLength(0);
+      } else {
+        w.arrayLength(0);
+      }
     } else {
-      w.compactArrayLength(a.length);
+      if (version >= 1) {
+        w.compactArrayLength(a.length);
+      } else {
+        w.arrayLength(a.length);
+      }
       for (const e of a) writeWriteTxnMarkersResponseWritableTxnMarkerPartitionResult(w, version, e);
     }
   }
-  w.unknownTaggedFields(m.unknownTaggedFields);
+  if (version >= 1) {
+    w.unknownTaggedFields(m.unknownTaggedFields);
+  }
 }
 
 function readWriteTxnMarkersResponseWritableTxnMarkerPartitionResult(r: Reader, version: number): WriteTxnMarkersResponseWritableTxnMarkerPartitionResult {
   const _partitionIndex: number = r.int32();
   const _errorCode: number = r.int16();
   let _unknown: TaggedField[] | undefined;
-  const _nt = r.uvarint();
-  for (let _i = 0; _i < _nt && r.error === null; _i++) {
-    const _tag = r.uvarint();
-    const _size = r.uvarint();
-    (_unknown ??= []).push({ tag: _tag, data: r.raw(_size) });
+  if (version >= 1) {
+    const _nt = r.uvarint();
+    for (let _i = 0; _i < _nt && r.error === null; _i++) {
+      const _tag = r.uvarint();
+      const _size = r.uvarint();
+      (_unknown ??= []).push({ tag: _tag, data: r.raw(_size) });
+    }
   }
   const o: WriteTxnMarkersResponseWritableTxnMarkerPartitionResult = {
     partitionIndex: _partitionIndex,
@@ -322,7 +396,9 @@ function readWriteTxnMarkersResponseWritableTxnMarkerPartitionResult(r: Reader, 
 function writeWriteTxnMarkersResponseWritableTxnMarkerPartitionResult(w: Writer, version: number, m: Input<WriteTxnMarkersResponseWritableTxnMarkerPartitionResult>): void {
   w.int32(m.partitionIndex ?? 0);
   w.int16(m.errorCode ?? 0);
-  w.unknownTaggedFields(m.unknownTaggedFields);
+  if (version >= 1) {
+    w.unknownTaggedFields(m.unknownTaggedFields);
+  }
 }
 
 /** The answer to a request that failed inside the broker (Kafka's WriteTxnMarkersRequest.getErrorResponse): its resources echoed with `errorCode`. */
@@ -333,8 +409,9 @@ function errorWriteTxnMarkersResponse(request: WriteTxnMarkersRequest, version: 
 export const WriteTxnMarkersApi: ApiCodec<WriteTxnMarkersRequest, WriteTxnMarkersResponse> = {
   apiKey: 27,
   name: "WriteTxnMarkers",
-  minVersion: 1,
+  minVersion: 0,
   maxVersion: 2,
+  kafka4MinVersion: 1,
   flexibleMin: 1,
   latestVersionUnstable: false,
   readRequest: readWriteTxnMarkersRequest,

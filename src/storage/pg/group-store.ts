@@ -23,6 +23,10 @@ export interface OffsetToCommit {
   committedOffset: bigint;
   leaderEpoch: number;
   metadata: string | null;
+  /** OffsetCommit v1's commit timestamp (ms); the database's clock when absent or -1. */
+  commitTimestampMs?: bigint;
+  /** OffsetCommit v2-v4's retention time (ms): the offset expires this long after the commit. Absent or -1: offsets.retention.minutes applies. */
+  retentionTimeMs?: bigint;
 }
 
 /** The coordinator slot a write is made under, and this broker instance. */
@@ -95,11 +99,14 @@ export class GroupStore {
   async commitOffsets(groupId: string, offsets: readonly OffsetToCommit[], lease: CoordinatorLease): Promise<void> {
     if (offsets.length === 0) return;
     const { rowCount } = await this.pool.query(
-      `INSERT INTO committed_offsets (group_id, topic, partition, committed_offset, leader_epoch, metadata, commit_timestamp)
-       SELECT $1, t, p, o, e, m, now() FROM unnest($2::text[], $3::int4[], $4::int8[], $5::int4[], $6::bytea[]) AS u(t, p, o, e, m)
+      `INSERT INTO committed_offsets (group_id, topic, partition, committed_offset, leader_epoch, metadata, commit_timestamp, expire_timestamp)
+       SELECT $1, t, p, o, e, m, CASE WHEN ct < 0 THEN now() ELSE to_timestamp(ct / 1000.0) END,
+              CASE WHEN rt < 0 THEN NULL ELSE now() + make_interval(secs => rt / 1000.0) END
+       FROM unnest($2::text[], $3::int4[], $4::int8[], $5::int4[], $6::bytea[], $9::int8[], $10::int8[]) AS u(t, p, o, e, m, ct, rt)
        WHERE ${LEASE_HELD('$7', '$8')}
        ON CONFLICT (group_id, topic, partition) DO UPDATE SET committed_offset = excluded.committed_offset,
-         leader_epoch = excluded.leader_epoch, metadata = excluded.metadata, commit_timestamp = excluded.commit_timestamp`,
+         leader_epoch = excluded.leader_epoch, metadata = excluded.metadata, commit_timestamp = excluded.commit_timestamp,
+         expire_timestamp = excluded.expire_timestamp`,
       [
         groupId,
         offsets.map((o) => o.topic),
@@ -109,6 +116,8 @@ export class GroupStore {
         offsets.map((o) => metadataBytes(o.metadata)),
         lease.slot,
         lease.instanceId,
+        offsets.map((o) => (o.commitTimestampMs ?? -1n).toString()),
+        offsets.map((o) => (o.retentionTimeMs ?? -1n).toString()),
       ],
     );
     if (rowCount === 0) throw leaseLost(lease);
@@ -153,14 +162,17 @@ export class GroupStore {
   /**
    * Offset expiry (Kafka's offsets.retention.minutes): offsets of groups that
    * have been Empty for longer than the retention go, and so do offsets that
-   * groups without members committed longer ago than the retention.
+   * groups without members committed longer ago than the retention. An
+   * offset committed with a retention time (OffsetCommit v2-v4) goes at its
+   * own expire timestamp instead, as Kafka's old expiration semantics.
    */
   async expireOffsets(retentionMs: number): Promise<number> {
     const { rowCount } = await this.pool.query(
       `DELETE FROM committed_offsets c
        WHERE NOT EXISTS (SELECT 1 FROM groups g WHERE g.group_id = c.group_id AND g.state <> 'Empty')
-         AND coalesce((SELECT g.state_since FROM groups g WHERE g.group_id = c.group_id AND g.protocol_type IS NOT NULL), c.commit_timestamp)
-             < now() - make_interval(secs => $1::float8 / 1000)`,
+         AND CASE WHEN c.expire_timestamp IS NOT NULL THEN c.expire_timestamp <= now()
+             ELSE coalesce((SELECT g.state_since FROM groups g WHERE g.group_id = c.group_id AND g.protocol_type IS NOT NULL), c.commit_timestamp)
+                  < now() - make_interval(secs => $1::float8 / 1000) END`,
       [retentionMs],
     );
     return rowCount ?? 0;

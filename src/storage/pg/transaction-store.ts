@@ -102,7 +102,8 @@ export class TransactionStore {
           `INSERT INTO committed_offsets (group_id, topic, partition, committed_offset, leader_epoch, metadata, commit_timestamp)
            SELECT group_id, topic, partition, committed_offset, leader_epoch, metadata, now() FROM txn_offsets WHERE transactional_id = $1
            ON CONFLICT (group_id, topic, partition) DO UPDATE SET committed_offset = excluded.committed_offset,
-             leader_epoch = excluded.leader_epoch, metadata = excluded.metadata, commit_timestamp = excluded.commit_timestamp`,
+             leader_epoch = excluded.leader_epoch, metadata = excluded.metadata, commit_timestamp = excluded.commit_timestamp,
+             expire_timestamp = NULL`,
           [t.transactionalId],
         );
       }

@@ -27,18 +27,27 @@ export interface MessageSpec {
 }
 
 const SPEC_DIR = join(import.meta.dirname, '..', '..', '..', 'protocol-spec', 'messages');
+/** Kafka 3.9.1's definitions: the only description of the versions Kafka 4.0 removed. */
+const OLD_SPEC_DIR = join(import.meta.dirname, '..', '..', '..', 'protocol-spec', 'kafka-3.9', 'messages');
 
-export function loadSpecs(): Map<string, MessageSpec> {
+export function loadSpecs(dir: string = SPEC_DIR): Map<string, MessageSpec> {
   const out = new Map<string, MessageSpec>();
-  for (const f of readdirSync(SPEC_DIR).sort()) {
+  for (const f of readdirSync(dir).sort()) {
     if (!f.endsWith('.json')) continue;
-    const text = readFileSync(join(SPEC_DIR, f), 'utf8')
+    const text = readFileSync(join(dir, f), 'utf8')
       .split('\n')
       .filter((l) => !l.trim().startsWith('//'))
       .join('\n');
     const m = JSON.parse(text) as MessageSpec;
     out.set(m.name, m);
   }
+  return out;
+}
+
+/** Kafka 3.9.1's requests and responses, by "request:<apiKey>" / "response:<apiKey>" (4.x renamed one API). */
+export function loadOldSpecs(): Map<string, MessageSpec> {
+  const out = new Map<string, MessageSpec>();
+  for (const m of loadSpecs(OLD_SPEC_DIR).values()) if (m.type === 'request' || m.type === 'response') out.set(`${m.type}:${m.apiKey}`, m);
   return out;
 }
 
