@@ -7,9 +7,6 @@ import { readFileSync } from 'node:fs';
 import { flagsHelp, parseFlags, suggest } from './args.js';
 import { clientFactory, isCommand, type Command, type CommandTree } from './command.js';
 import { CliError } from './errors.js';
-import { runGroupsCommand } from './groups.js';
-import { runUsersCommand } from './users.js';
-import { runStartCommand } from './start.js';
 import { loadConfig, options } from '../config/schema.js';
 import { topicCommands } from './topic.js';
 import { produceCommand } from './produce.js';
@@ -21,26 +18,26 @@ import { clusterCommands } from './cluster.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-/** Commands implemented elsewhere with their own argument handling. */
+/** Commands implemented elsewhere with their own argument handling, loaded only when run (the broker's modules take a while to load). */
 const STANDALONE: Record<string, { summary: string; run(args: string[]): Promise<void> }> = {
   start: {
     summary: 'run the broker (configured by environment variables or PGKAFKA_CONFIG; `pgkafka start --help`)',
     async run(args) {
       if (args.includes('--help') || args.includes('-h')) process.stdout.write(START_HELP);
       else if (args.length > 0) fail(new CliError(`start: unexpected argument ${args[0]} (the broker is configured by environment variables or PGKAFKA_CONFIG)`, 2));
-      else await runStartCommand();
+      else await (await import('./start.js')).runStartCommand();
     },
   },
   groups: {
     summary: 'consumer groups and their lag in offsets and time, read from PostgreSQL',
     async run(args) {
-      process.exitCode = await runGroupsCommand(args, process.env, process.stdout);
+      process.exitCode = await (await import('./groups.js')).runGroupsCommand(args, process.env, process.stdout);
     },
   },
   users: {
     summary: 'SCRAM users written to PostgreSQL directly (works before the first start)',
     async run(args) {
-      process.exitCode = await runUsersCommand(args, process.env, process.stdout);
+      process.exitCode = await (await import('./users.js')).runUsersCommand(args, process.env, process.stdout);
     },
   },
 };
