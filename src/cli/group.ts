@@ -186,7 +186,8 @@ const seek: Command = {
         const current = committed.get(topic)?.get(partition) ?? -1n;
         if (shift !== undefined && current < 0n && only === undefined) continue;
         let next = shift !== undefined ? (current < 0n ? lo.get(partition)! : current) + BigInt(shift) : byTarget ? byTarget.get(partition)! : target!;
-        if (next < 0n) next = hi.get(partition)!; // no record at or after the time: the end, as Kafka's tool does
+        // No record at or after the time: the end, as Kafka's tool does.
+        if (byTarget && next < 0n) next = hi.get(partition)!;
         // Out-of-range targets are clamped to the log, as kafka-consumer-groups does.
         if (next < lo.get(partition)!) next = lo.get(partition)!;
         if (next > hi.get(partition)!) next = hi.get(partition)!;
