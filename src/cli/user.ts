@@ -51,9 +51,13 @@ const create: Command = {
         return { name, mechanism: SCRAM_MECHANISM_TYPES[mechanism], iterations, salt, saltedPassword: await saltedPassword(mechanism, password, salt, iterations) };
       }),
     );
-    const answer = await (await ctx.client()).request(AlterUserScramCredentialsApi, { deletions: [], upsertions });
-    const failed = answer.results.find((r) => r.errorCode !== 0);
-    if (failed) throw new CliError(`user ${name}: ${errorName(failed.errorCode)}${failed.errorMessage ? ` (${failed.errorMessage})` : ''}`);
+    // One request per mechanism: Kafka refuses a user altered twice in one request (DUPLICATE_RESOURCE).
+    const client = await ctx.client();
+    for (const upsertion of upsertions) {
+      const answer = await client.request(AlterUserScramCredentialsApi, { deletions: [], upsertions: [upsertion] });
+      const failed = answer.results.find((r) => r.errorCode !== 0);
+      if (failed) throw new CliError(`user ${name}: ${errorName(failed.errorCode)}${failed.errorMessage ? ` (${failed.errorMessage})` : ''}`);
+    }
     ctx.out.write(`Created user ${name} (${list.join(', ')}).\n`);
   },
 };
@@ -76,9 +80,12 @@ const del: Command = {
       if (!found || found.errorCode !== 0) throw new CliError(`user ${name}: ${errorName(found?.errorCode ?? 91)}`);
       chosen = found.credentialInfos.map((c) => c.mechanism);
     }
-    const answer = await (await ctx.client()).request(AlterUserScramCredentialsApi, { deletions: chosen.map((mechanism) => ({ name, mechanism })), upsertions: [] });
-    const failed = answer.results.find((r) => r.errorCode !== 0);
-    if (failed) throw new CliError(`user ${name}: ${errorName(failed.errorCode)}${failed.errorMessage ? ` (${failed.errorMessage})` : ''}`);
+    const client = await ctx.client();
+    for (const mechanism of chosen) {
+      const answer = await client.request(AlterUserScramCredentialsApi, { deletions: [{ name, mechanism }], upsertions: [] });
+      const failed = answer.results.find((r) => r.errorCode !== 0);
+      if (failed) throw new CliError(`user ${name}: ${errorName(failed.errorCode)}${failed.errorMessage ? ` (${failed.errorMessage})` : ''}`);
+    }
     ctx.out.write(`Deleted user ${name} (${chosen.map((m) => scramMechanismOfType(m) ?? String(m)).join(', ')}).\n`);
   },
 };

@@ -32,7 +32,7 @@ afterAll(async () => {
   await broker?.destroy();
 });
 
-describe('pgkafka group', () => {
+describe('pgkafka group', { timeout: 180_000 }, () => {
   it('consumes as a group member, commits what it printed, and resumes there', async () => {
     const first = await run(['consume', 'events', '-g', 'readers', '-n', '3', '-f', '%p:%v\\n']);
     expect(first.code).toBe(0);

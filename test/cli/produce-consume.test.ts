@@ -19,7 +19,7 @@ afterAll(async () => {
   await broker?.destroy();
 });
 
-describe('pgkafka produce and consume', () => {
+describe('pgkafka produce and consume', { timeout: 180_000 }, () => {
   it("partitions keys as the Java client's default partitioner (murmur2, as kafkajs's JavaCompatible one)", () => {
     const kafkajsMurmur2 = createRequire(import.meta.url)('kafkajs/src/producer/partitioners/default/murmur2.js') as (key: Buffer) => number;
     for (const key of ['', 'a', 'ab', 'abc', 'orders-42', 'a-little-bit-longer-string', '\u00ff\u0000x']) {

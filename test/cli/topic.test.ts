@@ -23,7 +23,7 @@ interface Described {
 
 const describeJson = async (topic: string) => JSON.parse((await run('topic', 'describe', topic, '-f', 'json')).out) as Described[];
 
-describe('pgkafka topic', () => {
+describe('pgkafka topic', { timeout: 180_000 }, () => {
   it('creates a topic with -p and -c; a dry run creates nothing', async () => {
     const dry = await run('topic', 'create', 'dry', '-p', '2', '--dry-run');
     expect(dry).toMatchObject({ code: 0, out: 'TOPIC  STATUS\ndry    OK (dry run)\n' });

@@ -11,6 +11,8 @@ import { CliError } from '../errors.js';
 const CLIENT_ID = 'pgkafka-cli';
 /** ApiVersions v3 is the first with the client's software name; every broker since Kafka 2.4 serves it. */
 const API_VERSIONS_VERSION = 3;
+/** Longest wait for any answer (the CLI's long polls wait 500 ms; CreateTopics and the like up to 30 s). */
+const REQUEST_TIMEOUT_MS = 40_000;
 
 interface Pending {
   correlationId: number;
@@ -55,7 +57,7 @@ export class Connection {
       });
     });
     const conn = new Connection(socket, address);
-    const answer = await conn.send(ApiVersionsApi, API_VERSIONS_VERSION, { clientSoftwareName: 'pgkafka-cli', clientSoftwareVersion: '1' });
+    const answer = await conn.send(ApiVersionsApi, API_VERSIONS_VERSION, { clientSoftwareName: 'pgkafka-cli', clientSoftwareVersion: '1' }, timeoutMs);
     if (answer.errorCode !== 0) throw new CliError(`broker ${address} refused ApiVersions (error ${answer.errorCode})`);
     for (const k of answer.apiKeys) conn.versions.set(k.apiKey, { min: k.minVersion, max: k.maxVersion });
     return conn;
@@ -80,12 +82,20 @@ export class Connection {
     this.socket.write(this.encode(codec, version, body, this.nextCorrelationId++));
   }
 
-  async send<Req, Res>(codec: ApiCodec<Req, Res>, version: number, body: Input<Req>): Promise<Res> {
+  /** A broker that takes longer than timeoutMs to answer is given up on (its connection closed: later answers would be out of order). */
+  async send<Req, Res>(codec: ApiCodec<Req, Res>, version: number, body: Input<Req>, timeoutMs = REQUEST_TIMEOUT_MS): Promise<Res> {
     if (this.closedWith) throw this.closedWith;
     const correlationId = this.nextCorrelationId++;
-    const frame = new Promise<Buffer>((resolve, reject) => this.pending.push({ correlationId, resolve, reject }));
+    let timer: NodeJS.Timeout | undefined;
+    const frame = new Promise<Buffer>((resolve, reject) => {
+      this.pending.push({ correlationId, resolve, reject });
+      timer = setTimeout(() => {
+        this.fail(new CliError(`broker ${this.address} did not answer ${codec.name} within ${timeoutMs} ms`));
+        this.socket.destroy();
+      }, timeoutMs);
+    });
     this.socket.write(this.encode(codec, version, body, correlationId));
-    const r = new Reader(await frame);
+    const r = new Reader(await frame.finally(() => clearTimeout(timer)));
     const header = readResponseHeader(r, responseHeaderVersion(codec.apiKey, version));
     if (header.correlationId !== correlationId) throw new CliError(`broker ${this.address} answered correlation id ${header.correlationId}, expected ${correlationId}`);
     const decoded = codec.readResponse(r, version);
