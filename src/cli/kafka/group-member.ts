@@ -16,10 +16,11 @@ import {
   writeConsumerProtocolSubscription,
 } from '../../protocol/messages/index.js';
 import { CliError } from '../errors.js';
-import type { KafkaClient } from './client.js';
+import { sleep, type KafkaClient } from './client.js';
 import type { Connection } from './connection.js';
 import { commitOffsets, type Member } from './group-offsets.js';
 
+const COORDINATOR_MOVED = new Set<number>([ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS]);
 const SESSION_TIMEOUT_MS = 45_000;
 const REBALANCE_TIMEOUT_MS = 60_000;
 const HEARTBEAT_MS = 3_000;
@@ -59,7 +60,7 @@ export class GroupMember {
 
   private constructor(
     private readonly client: KafkaClient,
-    private readonly coordinator: Connection,
+    private coordinator: Connection,
     readonly groupId: string,
     private readonly topics: string[],
   ) {}
@@ -73,7 +74,7 @@ export class GroupMember {
   /** JoinGroup and SyncGroup until this member holds an assignment of a stable generation. */
   async rejoin(): Promise<void> {
     this.stopHeartbeat();
-    for (let attempt = 0; attempt < 10; attempt++) {
+    for (let attempt = 0; attempt < 30; attempt++) {
       const joined = await this.coordinator.request(JoinGroupApi, {
         groupId: this.groupId,
         sessionTimeoutMs: SESSION_TIMEOUT_MS,
@@ -89,6 +90,12 @@ export class GroupMember {
         continue;
       }
       if (joined.errorCode === ErrorCode.REBALANCE_IN_PROGRESS) continue;
+      if (COORDINATOR_MOVED.has(joined.errorCode)) {
+        // A coordinator still loading its partition of the offsets topic (a fresh Kafka), or moved: find it again.
+        await sleep(500);
+        this.coordinator = await this.client.coordinator(this.groupId);
+        continue;
+      }
       if (joined.errorCode !== 0) throw new CliError(`group ${this.groupId}: JoinGroup: ${errorName(joined.errorCode)}`);
       this.member = { generationId: joined.generationId, memberId: joined.memberId };
       const assignments = joined.leader === joined.memberId ? await this.assign(joined.members) : [];
@@ -109,7 +116,7 @@ export class GroupMember {
       this.startHeartbeat();
       return;
     }
-    throw new CliError(`group ${this.groupId}: no stable generation after 10 attempts to join`);
+    throw new CliError(`group ${this.groupId}: no stable generation after 30 attempts to join`);
   }
 
   /** The range assignor: per topic, partitions split into contiguous ranges over the members subscribed to it, in member id order. */

@@ -1,7 +1,9 @@
 // Committed offsets of a group at its coordinator: OffsetFetch and OffsetCommit
 // (the simple form, generation -1, as AdminClient's alterConsumerGroupOffsets
 // sends it, or a member's commit).
+import { ErrorCode } from '../../protocol/errors.js';
 import { OffsetCommitApi, OffsetFetchApi } from '../../protocol/messages/index.js';
+import { sleep } from './client.js';
 import { check } from '../errors.js';
 import type { Connection } from './connection.js';
 
@@ -12,7 +14,12 @@ const OFFSET_COMMIT_CAP = 9;
 
 /** topic → partition → committed offset (-1n: none), for these topics or (null) every topic the group committed. */
 export async function fetchCommitted(coordinator: Connection, groupId: string, topics: { name: string; partitions: number[] }[] | null): Promise<Map<string, Map<number, bigint>>> {
-  const answer = await coordinator.request(OffsetFetchApi, { groupId, topics: topics?.map((t) => ({ name: t.name, partitionIndexes: t.partitions })) ?? null, requireStable: false }, OFFSET_FETCH_CAP);
+  let answer = await coordinator.request(OffsetFetchApi, { groupId, topics: topics?.map((t) => ({ name: t.name, partitionIndexes: t.partitions })) ?? null, requireStable: false }, OFFSET_FETCH_CAP);
+  // A coordinator still loading the group's offsets (a fresh Kafka) answers so for a few seconds.
+  for (let attempt = 0; answer.errorCode === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS && attempt < 40; attempt++) {
+    await sleep(250);
+    answer = await coordinator.request(OffsetFetchApi, { groupId, topics: topics?.map((t) => ({ name: t.name, partitionIndexes: t.partitions })) ?? null, requireStable: false }, OFFSET_FETCH_CAP);
+  }
   check(answer.errorCode, `group ${groupId}: OffsetFetch`);
   const result = new Map<string, Map<number, bigint>>();
   for (const t of answer.topics) {
