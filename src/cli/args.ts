@@ -4,6 +4,9 @@
 // UsageError with the closest known spelling.
 import { UsageError } from './errors.js';
 
+/** The environment variable naming the brokers the client commands bootstrap from. */
+export const BROKERS_ENV = 'PGKAFKA_BROKERS';
+
 export interface FlagSpec {
   short?: string;
   /** Takes no value. */
@@ -24,7 +27,7 @@ export interface Parsed {
 
 /** Flags every command takes. */
 export const COMMON_FLAGS: FlagSpecs = {
-  brokers: { value: 'host:port,…', doc: 'brokers to bootstrap from (env PGKAFKA_BROKERS; default: the local broker, localhost:9092)' },
+  brokers: { value: 'host:port,…', doc: `brokers to bootstrap from (env ${BROKERS_ENV}; default: the local broker, localhost:9092)` },
   help: { short: 'h', boolean: true, doc: 'this text' },
 };
 

@@ -1,6 +1,6 @@
 // What a subcommand is: its flags, its help, and what it runs with the parsed
 // flags and a context that opens the Kafka client on first use.
-import { flag, type FlagSpecs, type Parsed } from './args.js';
+import { BROKERS_ENV, flag, type FlagSpecs, type Parsed } from './args.js';
 import { KafkaClient } from './kafka/client.js';
 
 export interface Context {
@@ -33,7 +33,7 @@ export function clientFactory(p: Parsed, env: NodeJS.ProcessEnv, defaultBrokers:
   let client: Promise<KafkaClient> | null = null;
   return {
     client() {
-      const brokers = (flag(p, 'brokers') ?? env.PGKAFKA_BROKERS ?? defaultBrokers())
+      const brokers = (flag(p, 'brokers') ?? env[BROKERS_ENV] ?? defaultBrokers())
         .split(',')
         .map((b) => b.trim())
         .filter((b) => b !== '');

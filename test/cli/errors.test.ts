@@ -3,6 +3,7 @@
 // code 2 for usage and 1 for a broker that cannot be reached, never a stack trace.
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestBroker, type TestBroker } from '../support/broker.js';
 import { pgkafka } from '../support/cli-process.js';
 
 const run = (...args: string[]) => pgkafka(args, { env: { PGKAFKA_BROKERS: '127.0.0.1:1' } });
@@ -115,6 +116,17 @@ describe('pgkafka usage and errors', () => {
   it('finds the local broker from its own configuration when no broker is named', async () => {
     const viaConfig = await pgkafka(['topic', 'list'], { env: { PGKAFKA_ADVERTISED_HOST: '127.0.0.1', PGKAFKA_PORT: String(closedPort) } });
     expect(viaConfig.err).toBe(`pgkafka: cannot reach broker 127.0.0.1:${closedPort}: ECONNREFUSED\n`);
+  });
+
+  it("answers a broker's error with one line naming Kafka's error and exit code 1", async () => {
+    let broker: TestBroker | undefined;
+    try {
+      broker = await startTestBroker({ autoCreateTopicsEnable: false });
+      const missing = await pgkafka(['produce', 'missing'], { stdin: 'v\n', env: { PGKAFKA_BROKERS: broker.bootstrap } });
+      expect(missing).toMatchObject({ code: 1, out: '', err: 'pgkafka: topic missing: UNKNOWN_TOPIC_OR_PARTITION\n' });
+    } finally {
+      await broker?.destroy();
+    }
   });
 
   it('gives up on a broker that accepts and never answers', { timeout: 60_000 }, async () => {

@@ -5,7 +5,10 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runUsersCommand } from '../../src/cli/users.js';
 import { localDatabase } from '../../src/cli/local-database.js';
+import { testDatabaseUrl } from '../support/broker.js';
+import { runCli } from '../support/cli.js';
 
 const dirs: string[] = [];
 function dataDir(pidFile?: string): string {
@@ -39,5 +42,17 @@ describe('localDatabase', () => {
     // A pid that cannot be running (above the kernel's maximum).
     const stale = dataDir('2147483646\n/x\n1\n54412\n');
     expect(localDatabase({ databaseUrl: undefined, dataDir: stale })).toMatchObject({ error: expect.stringMatching(/is not running \(stale .*postmaster\.pid\)/) as unknown });
+  });
+
+  it('is where pgkafka users connects without DATABASE_URL', async () => {
+    // The tests' PostgreSQL stands in for a running embedded server: its port in a postmaster.pid.
+    const port = new URL(testDatabaseUrl()).port || '5432';
+    const dir = dataDir(`${process.pid}\n/x/pg\n1700000000\n${port}\n`);
+    const listed = await runCli(runUsersCommand, ['list'], { PGKAFKA_DATA_DIR: dir, PGKAFKA_SCHEMA: 'no_such_schema' });
+    expect(listed.code).toBe(1);
+    // That server answered: it has no database called pgkafka (or, if it has one, no pgkafka tables in that schema).
+    expect(listed.err).toMatch(/database "pgkafka" does not exist|no pgkafka tables in schema 'no_such_schema'/);
+    const stopped = await runCli(runUsersCommand, ['list'], { PGKAFKA_DATA_DIR: dataDir() });
+    expect(stopped).toMatchObject({ code: 2, err: expect.stringMatching(/^pgkafka users: DATABASE_URL is not set and no embedded database is running in /) as unknown });
   });
 });
