@@ -1,12 +1,15 @@
 // `pgkafka groups`: consumer groups and their lag, read straight from the
 // database, printed as kafka-consumer-groups --describe / --list print them
-// (plus a LAG-TIME column). It needs no running broker, but it does need
-// DATABASE_URL: an embedded database belongs to the broker that started it.
+// (plus a LAG-TIME column, which the Kafka protocol cannot give: it needs the
+// timestamp of the record at each committed offset). It needs DATABASE_URL, or
+// the embedded database of the local data dir, running under its broker.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/schema.js';
 import { describeGroups, formatLagTime, type GroupLag } from '../observability/lag.js';
 import { LagStore } from '../storage/pg/lag-store.js';
 import { createPool } from '../storage/pg/pool.js';
+import { formatTable, toJson } from './format.js';
+import { localDatabase } from './local-database.js';
 
 export const GROUPS_USAGE = `Usage: pgkafka groups [--group <id>]... [--list] [--json]
 
@@ -18,7 +21,9 @@ kafka-consumer-groups --describe, with the lag also expressed in time.
       --json         JSON instead of tables
   -h, --help         this text
 
-Connects with DATABASE_URL and PGKAFKA_SCHEMA (default pgkafka).
+Connects with DATABASE_URL and PGKAFKA_SCHEMA (default pgkafka); without
+DATABASE_URL, to the running embedded database of PGKAFKA_DATA_DIR.
+pgkafka group describe gives the same offsets over the Kafka protocol.
 `;
 
 const MISSING = '-';
@@ -59,12 +64,13 @@ export async function runGroupsCommand(args: string[], env: NodeJS.ProcessEnv, o
     err.write(`pgkafka groups: invalid configuration: ${e.message}\n`);
     return 2;
   }
-  if (!config.databaseUrl) {
-    err.write('pgkafka groups: DATABASE_URL is not set. Set it to the PostgreSQL database the broker uses ' + '(a broker without DATABASE_URL runs an embedded database that only it can reach).\n');
+  const database = localDatabase(config);
+  if ('error' in database) {
+    err.write(`pgkafka groups: ${database.error}\n`);
     return 2;
   }
 
-  const pool = createPool({ connectionString: config.databaseUrl, schema: config.schema, max: 2, applicationName: 'pgkafka-groups' });
+  const pool = createPool({ connectionString: database.url, schema: config.schema, max: 2, applicationName: 'pgkafka-groups' });
   // An idle connection lost (PostgreSQL restarted): the next statement fails with a message; nothing else to do.
   pool.on('error', () => {});
   try {
@@ -84,12 +90,6 @@ export async function runGroupsCommand(args: string[], env: NodeJS.ProcessEnv, o
   } finally {
     await pool.end();
   }
-}
-
-/** Columns left-aligned, each padded to its widest cell plus one space; the last one unpadded. */
-export function formatTable(rows: readonly (readonly string[])[]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]! + 1))).join('') + '\n').join('');
 }
 
 /** kafka-consumer-groups --list --state. */
@@ -124,13 +124,6 @@ export function formatDescribe(groups: readonly GroupLag[]): string {
       return block + formatTable([header, ...body]);
     })
     .join('\n');
-}
-
-// Offsets are written as JSON numbers of any size (jq and most parsers keep
-// int64 exactly): bigints go through a marker string that is unquoted after.
-const BIGINT_MARK = '\u0000bigint:';
-function toJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? `${BIGINT_MARK}${v}` : v), 2).replace(/"\\u0000bigint:(-?\d+)"/g, '$1');
 }
 
 function listJson(groups: readonly GroupLag[]): string {

@@ -4,6 +4,7 @@
 // them. SASL/PLAIN checks passwords against the same credentials. Needs
 // DATABASE_URL (and PGKAFKA_SCHEMA), not a running broker; `add` applies
 // pending migrations first, so users can exist before the first start.
+// Without DATABASE_URL it uses the running embedded database of the data dir.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/schema.js';
 import { createLogger } from '../observability/logger.js';
@@ -11,6 +12,8 @@ import { credentialFromPassword, isScramMechanism, MAX_ITERATIONS, MIN_ITERATION
 import { migrate } from '../storage/pg/migrate.js';
 import { createPool } from '../storage/pg/pool.js';
 import { UserStore } from '../storage/pg/user-store.js';
+import { formatTable } from './format.js';
+import { localDatabase } from './local-database.js';
 
 export const USERS_USAGE = `Usage: pgkafka users add <name> --password <password> [--mechanism SCRAM-SHA-256]... [--iterations 4096]
        pgkafka users remove <name> [--mechanism <mechanism>]...
@@ -27,7 +30,10 @@ as salted keys (RFC 5802).
       --json            list as JSON
   -h, --help            this text
 
-Connects with DATABASE_URL and PGKAFKA_SCHEMA (default pgkafka).
+Connects with DATABASE_URL and PGKAFKA_SCHEMA (default pgkafka); without
+DATABASE_URL, to the running embedded database of PGKAFKA_DATA_DIR. Unlike
+pgkafka user (the Kafka protocol), it works with no broker reachable, so
+users can exist before a SASL-only broker's first client connects.
 `;
 
 /** Runs `pgkafka users …`. Exit code 0, 1 (no such user, or the database failed), 2 (bad usage or configuration). */
@@ -80,17 +86,18 @@ export async function runUsersCommand(args: string[], env: NodeJS.ProcessEnv, ou
     err.write(`pgkafka users: invalid configuration: ${e.message}\n`);
     return 2;
   }
-  if (!config.databaseUrl) {
-    err.write('pgkafka users: DATABASE_URL is not set. Set it to the PostgreSQL database the broker uses.\n');
+  const database = localDatabase(config);
+  if ('error' in database) {
+    err.write(`pgkafka users: ${database.error}\n`);
     return 2;
   }
-  const pool = createPool({ connectionString: config.databaseUrl, schema: config.schema, max: 2, applicationName: 'pgkafka-users' });
+  const pool = createPool({ connectionString: database.url, schema: config.schema, max: 2, applicationName: 'pgkafka-users' });
   // An idle connection lost (PostgreSQL restarted): the next statement fails with a message; nothing else to do.
   pool.on('error', () => {});
   const users = new UserStore(pool);
   try {
     if (command === 'add') {
-      await migrate(config.databaseUrl, config.schema, createLogger('silent'));
+      await migrate(database.url, config.schema, createLogger('silent'));
       const chosen = (mechanisms.length > 0 ? mechanisms : ['SCRAM-SHA-256']) as ScramMechanism[];
       const alterations = await Promise.all(
         chosen.map(async (mechanism) => ({ kind: 'upsert' as const, user: name!, mechanism, credential: await credentialFromPassword(mechanism, values.password!, iterations) })),
@@ -114,9 +121,7 @@ export async function runUsersCommand(args: string[], env: NodeJS.ProcessEnv, ou
     if (values.json) {
       out.write(`${JSON.stringify(all, null, 2)}\n`);
     } else if (all.length > 0) {
-      const rows = [['USER', 'MECHANISM', 'ITERATIONS'], ...all.map((c) => [c.user, c.mechanism, String(c.iterations)])];
-      const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-      out.write(rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]! + 1))).join('') + '\n').join(''));
+      out.write(formatTable([['USER', 'MECHANISM', 'ITERATIONS'], ...all.map((c) => [c.user, c.mechanism, String(c.iterations)])]));
     }
     return 0;
   } catch (e) {

@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { BROKERS_ENV } from '../../src/cli/args.js';
 import { options } from '../../src/config/schema.js';
 import { LOG_CODES, LogCode } from '../../src/observability/log-codes.js';
 
@@ -19,8 +20,8 @@ function sources(dir: string): string[] {
 
 const files = sources(join(ROOT, 'src')).filter((f) => !f.endsWith(join('observability', 'log-codes.ts')));
 const text = files.map((f) => readFileSync(f, 'utf8')).join('\n');
-/** PGKAFKA_* names that are environment variables, not log codes: the options' and the config file's. */
-const ENVIRONMENT = new Set<string>([...Object.values(options).map((o) => o.env), 'PGKAFKA_CONFIG']);
+/** PGKAFKA_* names that are environment variables, not log codes: the options', the config file's and the CLI's. */
+const ENVIRONMENT = new Set<string>([...Object.values(options).map((o) => o.env), 'PGKAFKA_CONFIG', BROKERS_ENV]);
 const written = new Set([...text.matchAll(/PGKAFKA_[A-Z0-9_]+/g)].map((m) => m[0]).filter((c) => !ENVIRONMENT.has(c)));
 const referenced = new Set([...text.matchAll(/LogCode\.([A-Z0-9_]+)/g)].map((m) => `PGKAFKA_${m[1]}`));
 
