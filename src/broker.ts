@@ -29,7 +29,7 @@ import { brokerApplicationName, ClusterStore, type BrokerRow } from './storage/p
 import { CompactionStore } from './storage/pg/compaction-store.js';
 import { CoordinatorStore } from './storage/pg/coordinator-store.js';
 import { GroupStore } from './storage/pg/group-store.js';
-import { openDatabase, type Database } from './storage/pg/database.js';
+import { databaseUnreachable, openDatabase, type Database } from './storage/pg/database.js';
 import { LagStore } from './storage/pg/lag-store.js';
 import { AppendAnnouncer } from './storage/pg/append-announcer.js';
 import { LogStore } from './storage/pg/log-store.js';
@@ -47,6 +47,8 @@ const BROKER_HEARTBEAT_MS = 3000;
 const BROKER_LIVENESS_MS = 9000;
 /** A coordinator slot lease, renewed with every heartbeat: a dead broker's groups move within this long (or its liveness timeout). */
 const COORDINATOR_LEASE_MS = 9000;
+/** How long /ready waits for PostgreSQL to answer before it reports the broker not ready. */
+const READY_DATABASE_TIMEOUT_MS = 2000;
 
 export interface RunningBroker {
   /** The port of the first listener (the only one by default). */
@@ -69,6 +71,16 @@ function newClusterId(): string {
 
 export async function startBroker(config: Config, log: Logger): Promise<RunningBroker> {
   const database = await openDatabase(config, log);
+  // dx-embedded: a start-up that fails after the database is up stops it again (an embedded server is the broker's to stop).
+  try {
+    return await startOn(database, config, log);
+  } catch (err) {
+    await database.stop().catch(() => {});
+    throw err;
+  }
+}
+
+async function startOn(database: Database, config: Config, log: Logger): Promise<RunningBroker> {
   const connection = { connectionString: database.connectionString, schema: config.schema };
   await migrate(database.connectionString, config.schema, log);
   const instanceId = randomUUID();
@@ -298,11 +310,11 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
     await announcer.close();
     await notifications.stop();
     await pool.end();
-    await database.stop();
     throw new DuplicateNodeIdError(config.nodeId, holder ?? { instanceId: 'unknown', host: '?', port: 0, startedAt: new Date() });
   }
   await readLive();
   await coordinatorStore.announce();
+  database.announce(port);
   /** A heartbeat that finds the node id registered by another instance (this one lapsed, say through a long pause): registered again if that one lapsed too, else logged. */
   const reRegister = async () => {
     if (await clusterStore.registerBroker(context.self, instanceId, BROKER_LIVENESS_MS)) return;
@@ -333,7 +345,11 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
   });
   cleaner.start();
   transactions.start();
-  const metrics = config.metricsEnabled ? await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, lagStore: new LagStore(pool), log, registry: brokerMetrics?.registry }) : null;
+  // dx-embedded: /ready — the Kafka listener accepts (it is bound until shutdown begins) and PostgreSQL answers.
+  const readiness = async () => (context.shuttingDown ? 'shutting down' : databaseUnreachable(pool, READY_DATABASE_TIMEOUT_MS));
+  const metrics = config.metricsEnabled
+    ? await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, lagStore: new LagStore(pool), log, registry: brokerMetrics?.registry, readiness })
+    : null;
   log.info({ port, listeners: ports, metricsPort: metrics?.port, nodeId: config.nodeId, clusterId, database: database.kind, schema: config.schema }, 'pgkafka broker listening');
 
   let stopping: Promise<void> | null = null;
@@ -354,6 +370,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
       await clusterStore.unregisterBroker(config.nodeId, instanceId).catch(() => {});
       await notifications.stop();
       await pool.end();
+      // Last: requests drained above may still have needed it.
       await database.stop();
       log.info('pgkafka broker stopped');
     })());
