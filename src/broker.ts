@@ -86,7 +86,12 @@ async function startOn(database: Database, config: Config, log: Logger): Promise
   const instanceId = randomUUID();
   // Named by instance: a broker restarted after a crash sees at once that the instance it replaces has no session left.
   const pool = createPool({ ...connection, max: config.poolSize, applicationName: brokerApplicationName(instanceId) });
-  pool.on('error', (err) => log.warn({ err: err.message, code: LogCode.POOL_CLIENT_ERROR }, 'idle PostgreSQL connection failed'));
+  /** Set once stop() ends the pool: its connections may then see the embedded server's shutdown before their own goodbye reaches it (pool.end() does not wait for their sockets). */
+  let poolEnded = false;
+  pool.on('error', (err) => {
+    if (poolEnded) log.debug({ err: err.message }, 'PostgreSQL connection closed during shutdown');
+    else log.warn({ err: err.message, code: LogCode.POOL_CLIENT_ERROR }, 'idle PostgreSQL connection failed');
+  });
 
   const channels = {
     append: `${config.schema}_append`,
@@ -369,6 +374,7 @@ async function startOn(database: Database, config: Config, log: Logger): Promise
       await announcer.close();
       await clusterStore.unregisterBroker(config.nodeId, instanceId).catch(() => {});
       await notifications.stop();
+      poolEnded = true;
       await pool.end();
       // Last: requests drained above may still have needed it.
       await database.stop();
