@@ -29,7 +29,7 @@ import { brokerApplicationName, ClusterStore, type BrokerRow } from './storage/p
 import { CompactionStore } from './storage/pg/compaction-store.js';
 import { CoordinatorStore } from './storage/pg/coordinator-store.js';
 import { GroupStore } from './storage/pg/group-store.js';
-import { openDatabase, type Database } from './storage/pg/database.js';
+import { databaseUnreachable, openDatabase, type Database } from './storage/pg/database.js';
 import { LagStore } from './storage/pg/lag-store.js';
 import { AppendAnnouncer } from './storage/pg/append-announcer.js';
 import { LogStore } from './storage/pg/log-store.js';
@@ -49,6 +49,8 @@ const BROKER_HEARTBEAT_MS = 3000;
 const BROKER_LIVENESS_MS = 9000;
 /** A coordinator slot lease, renewed with every heartbeat: a dead broker's groups move within this long (or its liveness timeout). */
 const COORDINATOR_LEASE_MS = 9000;
+/** How long /ready waits for PostgreSQL to answer before it reports the broker not ready. */
+const READY_DATABASE_TIMEOUT_MS = 2000;
 
 export interface RunningBroker {
   /** The port of the first listener (the only one by default). */
@@ -88,7 +90,12 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
   // Named by instance: a broker restarted after a crash sees at once that the instance it replaces has no session left.
   const pool = createPool({ ...connection, max: config.poolSize, applicationName: brokerApplicationName(instanceId) });
   started.push(() => pool.end());
-  pool.on('error', (err) => log.warn({ err: err.message, code: LogCode.POOL_CLIENT_ERROR }, 'idle PostgreSQL connection failed'));
+  /** Set once stop() ends the pool: its connections may then see the embedded server's shutdown before their own goodbye reaches it (pool.end() does not wait for their sockets). */
+  let poolEnded = false;
+  pool.on('error', (err) => {
+    if (poolEnded) log.debug({ err: err.message }, 'PostgreSQL connection closed during shutdown');
+    else log.warn({ err: err.message, code: LogCode.POOL_CLIENT_ERROR }, 'idle PostgreSQL connection failed');
+  });
 
   const channels = {
     append: `${config.schema}_append`,
@@ -324,11 +331,11 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     await announcer.close();
     await notifications.stop();
     await pool.end();
-    await database.stop();
     throw new DuplicateNodeIdError(config.nodeId, holder ?? { instanceId: 'unknown', host: '?', port: 0, startedAt: new Date() });
   }
   await readLive();
   await coordinatorStore.announce();
+  database.announce(port);
   /** A heartbeat that finds the node id registered by another instance (this one lapsed, say through a long pause): registered again if that one lapsed too, else logged. */
   const reRegister = async () => {
     if (await clusterStore.registerBroker(context.self, instanceId, BROKER_LIVENESS_MS)) return;
@@ -360,7 +367,11 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
   cleaner.start();
   transactions.start();
   outboxRelay.start();
-  const metrics = config.metricsEnabled ? await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, lagStore: new LagStore(pool), log, registry: brokerMetrics?.registry }) : null;
+  // dx-embedded: /ready — the Kafka listener accepts (it is bound until shutdown begins) and PostgreSQL answers.
+  const readiness = async () => (context.shuttingDown ? 'shutting down' : databaseUnreachable(pool, READY_DATABASE_TIMEOUT_MS));
+  const metrics = config.metricsEnabled
+    ? await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, lagStore: new LagStore(pool), log, registry: brokerMetrics?.registry, readiness })
+    : null;
   log.info({ port, listeners: ports, metricsPort: metrics?.port, nodeId: config.nodeId, clusterId, database: database.kind, schema: config.schema }, 'pgkafka broker listening');
 
   let stopping: Promise<void> | null = null;
@@ -381,7 +392,9 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
       await announcer.close();
       await clusterStore.unregisterBroker(config.nodeId, instanceId).catch(() => {});
       await notifications.stop();
+      poolEnded = true;
       await pool.end();
+      // Last: requests drained above may still have needed it.
       await database.stop();
       log.info('pgkafka broker stopped');
     })());

@@ -5,10 +5,10 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Config } from '../config/schema.js';
+import { EMBEDDED_DATABASE } from '../storage/pg/database.js';
+import { chooseDataDir } from '../storage/pg/embedded-data-dir.js';
+import { EMBEDDED_PASSWORD, EMBEDDED_USER } from '../storage/pg/embedded-postgres.js';
 
-/** What the broker's embedded database is called and how it is reached (src/storage/pg/database.ts). */
-const EMBEDDED_DATABASE = 'pgkafka';
-const EMBEDDED_CREDENTIALS = 'postgres:postgres';
 /** postmaster.pid: line 1 the postmaster's pid, line 4 its port. */
 const PID_LINE = 0;
 const PORT_LINE = 3;
@@ -17,7 +17,13 @@ export type LocalDatabase = { url: string } | { error: string };
 
 export function localDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): LocalDatabase {
   if (config.databaseUrl) return { url: config.databaseUrl };
-  const dataDir = resolve(config.dataDir);
+  // The broker's own choice: as root, a default data dir user postgres cannot reach moves elsewhere.
+  let dataDir: string;
+  try {
+    dataDir = resolve(chooseDataDir(config.dataDir, process.getuid?.() === 0).dir);
+  } catch (err) {
+    return { error: (err as Error).message };
+  }
   const pidFile = resolve(dataDir, 'pg', 'postmaster.pid');
   let lines: string[];
   try {
@@ -30,7 +36,7 @@ export function localDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): 
   if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || port <= 0 || !alive(pid)) {
     return { error: `the embedded database in ${dataDir} is not running (stale ${pidFile}): start the broker there (pgkafka start) or set DATABASE_URL` };
   }
-  return { url: `postgresql://${EMBEDDED_CREDENTIALS}@127.0.0.1:${port}/${EMBEDDED_DATABASE}` };
+  return { url: `postgresql://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/${EMBEDDED_DATABASE}` };
 }
 
 function alive(pid: number): boolean {

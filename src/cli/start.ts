@@ -1,9 +1,13 @@
 // `pgkafka start`: loads the configuration, runs the broker until SIGTERM or
-// SIGINT, then shuts down gracefully.
-import { startBroker } from '../broker.js';
+// SIGINT (or, under npm, until npm's process goes away), then shuts down
+// gracefully. Every start-up failure exits with a non-zero code.
+import { startBroker, type RunningBroker } from '../broker.js';
 import { ConfigError, loadConfig } from '../config/schema.js';
-import { createLogger } from '../observability/logger.js';
+import { createLogger, type Logger } from '../observability/logger.js';
 import { LogCode } from '../observability/log-codes.js';
+
+/** How often a broker started by npm looks whether npm's process is still its parent. */
+const PARENT_CHECK_MS = 500;
 
 export async function runStartCommand(): Promise<void> {
   let config;
@@ -17,22 +21,36 @@ export async function runStartCommand(): Promise<void> {
     }
     throw err;
   }
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, process.stdout, config.logFormat);
   process.on('uncaughtException', (err) => {
     // The log's reader went away (EPIPE on stdout): logging that would fail the same way, again and again.
     if (isClosedOutput(err)) return;
     log.fatal({ err: err.message, stack: err.stack }, 'uncaught exception');
   });
   process.on('unhandledRejection', (err) => log.error({ err: String(err) }, 'unhandled rejection'));
-  let broker;
+
+  // A signal during start-up: nothing is served yet, so nothing to drain (the embedded PostgreSQL stops with the process).
+  const duringStartUp = (signal: NodeJS.Signals) => {
+    log.info({ signal }, 'stopping during start-up');
+    process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
+  };
+  process.once('SIGTERM', duringStartUp);
+  process.once('SIGINT', duringStartUp);
+  let broker: RunningBroker;
   try {
     broker = await startBroker(config, log);
   } catch (err) {
-    log.fatal({ err: (err as Error).message, code: LogCode.START_FAILED }, 'pgkafka could not start');
+    log.fatal({ err: err instanceof Error ? err.message : String(err), code: LogCode.START_FAILED }, 'pgkafka could not start');
     process.exit(1);
   }
-  const shutdown = (signal: string) => {
-    log.info({ signal }, 'shutting down');
+  process.off('SIGTERM', duringStartUp);
+  process.off('SIGINT', duringStartUp);
+
+  let stopping = false;
+  const shutdown = (reason: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ reason }, 'shutting down');
     broker.stop().then(
       () => process.exit(0),
       (err: Error) => {
@@ -43,6 +61,26 @@ export async function runStartCommand(): Promise<void> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+  watchNpmParent(log, () => shutdown('npm exited'));
+}
+
+/**
+ * `npm start` runs the broker under `sh -c`, and npm hands SIGTERM to that
+ * shell only, which dies of it without passing it on: the broker would run
+ * on, re-parented. So a broker started by npm (or npx) stops when the
+ * process that started it is gone. Started otherwise (nohup, a service
+ * manager, a container), it keeps running whatever happens to its parent.
+ */
+function watchNpmParent(log: Logger, stop: () => void): void {
+  if (process.env.npm_lifecycle_event === undefined && process.env.npm_command === undefined) return;
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    log.info({ parent }, 'the npm process that started the broker is gone');
+    stop();
+  }, PARENT_CHECK_MS);
+  timer.unref();
 }
 
 function isClosedOutput(err: unknown): boolean {

@@ -39,6 +39,20 @@ const saslMechanisms = z
   )
   .refine((v) => v !== '' && v.split(',').every((m) => (SASL_MECHANISMS as readonly string[]).includes(m)), `a comma-separated list of ${SASL_MECHANISMS.join(', ')}`);
 
+/** A PostgreSQL URL: anything else would reach the driver as a host name (`getaddrinfo ENOTFOUND`). */
+const databaseUrl = z
+  .string()
+  .min(1)
+  .refine((v) => {
+    if (!/^postgres(ql)?:\/\//.test(v)) return false;
+    try {
+      const url = new URL(v);
+      return url.hostname !== '' || url.searchParams.has('host');
+    } catch {
+      return false;
+    }
+  }, 'a URL postgresql://user:password@host:5432/database (unset it to use the embedded PostgreSQL)');
+
 /** Each option: its schema, its environment variable, its default and what it does (the README table is built from this). */
 export const options = {
   host: { env: 'PGKAFKA_HOST', schema: z.string().min(1), default: '0.0.0.0', doc: 'Address the Kafka listener binds to.' },
@@ -46,10 +60,28 @@ export const options = {
   advertisedHost: { env: 'PGKAFKA_ADVERTISED_HOST', schema: z.string().min(1), default: 'localhost', doc: 'Host name clients are told to connect to in Metadata.' },
   advertisedPort: { env: 'PGKAFKA_ADVERTISED_PORT', schema: int(0, 65535), default: 0, doc: 'Port clients are told to connect to; 0 means the listening port.' },
   nodeId: { env: 'PGKAFKA_NODE_ID', schema: int(0, 2147483647), default: 1, doc: "This broker's node id (Kafka's `node.id`)." },
-  databaseUrl: { env: 'DATABASE_URL', schema: z.string().min(1).optional(), default: undefined, doc: 'PostgreSQL connection string. Unset: start an embedded PostgreSQL in `dataDir`.' },
+  databaseUrl: { env: 'DATABASE_URL', schema: databaseUrl.optional(), default: undefined, doc: 'PostgreSQL connection string. Unset: start an embedded PostgreSQL in `dataDir`.' },
   schema: { env: 'PGKAFKA_SCHEMA', schema: z.string().regex(/^[a-z_][a-z0-9_]*$/, 'a lower-case SQL identifier'), default: 'pgkafka', doc: 'PostgreSQL schema that holds all pgkafka tables.' },
   dataDir: { env: 'PGKAFKA_DATA_DIR', schema: z.string().min(1), default: '.pgkafka-data', doc: 'Directory of the embedded PostgreSQL (used only without `DATABASE_URL`).' },
-  embeddedPgPort: { env: 'PGKAFKA_EMBEDDED_PG_PORT', schema: int(1, 65535), default: 54329, doc: 'Loopback port of the embedded PostgreSQL.' },
+  // dx-embedded: the embedded PostgreSQL's port, start-up time-out, log format.
+  embeddedPgPort: {
+    env: 'PGKAFKA_EMBEDDED_PG_PORT',
+    schema: int(1, 65535).optional(),
+    default: undefined,
+    doc: 'Loopback port of the embedded PostgreSQL; unset, a free port is picked at each start (logged, and in `dataDir`/pg/postmaster.pid).',
+  },
+  databaseConnectTimeoutMs: {
+    env: 'PGKAFKA_DATABASE_CONNECT_TIMEOUT_MS',
+    schema: int(100),
+    default: 10000,
+    doc: 'How long start-up waits for PostgreSQL to accept a connection and answer a query before it gives up with a message (and exit code 1).',
+  },
+  logFormat: {
+    env: 'PGKAFKA_LOG_FORMAT',
+    schema: z.enum(['auto', 'json', 'pretty']),
+    default: 'auto',
+    doc: 'Log lines as JSON (one object a line, for collectors) or pretty (coloured, for people); `auto` is pretty when standard output is a terminal, else JSON.',
+  },
   poolSize: { env: 'PGKAFKA_PG_POOL_SIZE', schema: int(2, 1000), default: 10, doc: 'Maximum PostgreSQL connections in the pool (one more is used for LISTEN).' },
   autoCreateTopicsEnable: { env: 'PGKAFKA_AUTO_CREATE_TOPICS_ENABLE', schema: bool, default: true, doc: "Create unknown topics on Metadata/Produce (Kafka's `auto.create.topics.enable`)." },
   numPartitions: { env: 'PGKAFKA_NUM_PARTITIONS', schema: int(1, 100000), default: 1, doc: "Partitions of auto-created topics and of CreateTopics with -1 (Kafka's `num.partitions`)." },

@@ -44,6 +44,7 @@ const LEVELS = {
   EMBEDDED_PG_EXITED: 'error',
   EMBEDDED_PG_RESTARTED: 'info',
   EMBEDDED_PG_START_FAILED: 'warn',
+  EMBEDDED_PG_LEFT_RUNNING: 'warn',
   HEARTBEAT_FAILED: 'warn',
   DUPLICATE_NODE_ID: 'error',
   START_FAILED: 'fatal',

@@ -25,6 +25,8 @@ export interface MetricsServerOptions {
   registry?: Registry;
   /** epoch milliseconds, for lag in time; Date.now by default (tests inject one) */
   now?: () => number;
+  /** What /ready checks: null when ready, else why not (served as 503). Without it /ready answers as /health. */
+  readiness?: () => Promise<string | null>;
 }
 
 interface Snapshot {
@@ -147,7 +149,12 @@ export function createMetricsRegistry(snapshot: SnapshotSource, registry = new R
   return registry;
 }
 
-/** Serves GET /metrics on host:port (0 picks a free port) until close(). */
+/**
+ * Serves, on host:port (0 picks a free port) until close(): GET /metrics;
+ * GET /health, 200 while the process serves HTTP (liveness); GET /ready, 200
+ * when `readiness` finds nothing wrong, else 503 with the reason (readiness:
+ * the Kafka listener accepts and PostgreSQL answers).
+ */
 export async function startMetricsServer(opts: MetricsServerOptions): Promise<MetricsServer> {
   const { lagStore, log } = opts;
   const registry = createMetricsRegistry(async () => {
@@ -157,12 +164,19 @@ export async function startMetricsServer(opts: MetricsServerOptions): Promise<Me
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0];
-    if (path !== '/metrics') {
-      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not Found: metrics are at /metrics\n');
+    if (path !== '/metrics' && path !== '/health' && path !== '/ready') {
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not Found: metrics are at /metrics, liveness at /health, readiness at /ready\n');
       return;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('Method Not Allowed\n');
+      return;
+    }
+    if (path === '/health' || path === '/ready') {
+      const notReady = path === '/ready' && opts.readiness ? await opts.readiness() : null;
+      const body = notReady === null ? { status: path === '/health' ? 'alive' : 'ready' } : { status: 'not ready', reason: notReady };
+      res.writeHead(notReady === null ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      res.end(req.method === 'HEAD' ? undefined : `${JSON.stringify(body)}\n`);
       return;
     }
     let body: string;

@@ -76,11 +76,11 @@ export class KafkaServer {
       observeRequest: this.options.observeRequest,
     });
     this.connections.add(connection);
-    log.info({ principal: listener.name === 'SSL' ? session.principal : undefined }, 'connection opened');
+    log.debug({ principal: listener.name === 'SSL' ? session.principal : undefined }, 'connection opened');
     if (this.options.connectionsMaxIdleMs > 0) {
       socket.setTimeout(this.options.connectionsMaxIdleMs, () => {
         if (connection.busy) return; // a request (e.g. a long poll) is being served: not idle
-        log.info({ idleMs: this.options.connectionsMaxIdleMs }, 'closing idle connection (connections.max.idle.ms)');
+        log.debug({ idleMs: this.options.connectionsMaxIdleMs }, 'closing idle connection (connections.max.idle.ms)');
         socket.destroy();
       });
     }
@@ -89,7 +89,7 @@ export class KafkaServer {
       const left = (this.perIp.get(ip) ?? 1) - 1;
       if (left > 0) this.perIp.set(ip, left);
       else this.perIp.delete(ip);
-      log.info('connection closed');
+      log.debug('connection closed');
     });
   }
 

@@ -27,10 +27,18 @@ process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-/** Starts `pgkafka start` and resolves once it is listening. */
-export async function spawnBroker(env: Record<string, string>): Promise<BrokerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'start'], {
-    cwd: root,
+export interface LaunchOptions {
+  /** Working directory (the repository's root by default). */
+  cwd?: string;
+  /** The command and its arguments; `node --import tsx src/cli/main.ts start` by default. */
+  command?: string[];
+}
+
+/** Starts `pgkafka start` (or `command`) without waiting for it. */
+export function launchBroker(env: Record<string, string>, options: LaunchOptions = {}): BrokerProcess {
+  const [file, ...args] = options.command ?? [process.execPath, '--import', 'tsx', 'src/cli/main.ts', 'start'];
+  const child = spawn(file!, args, {
+    cwd: options.cwd ?? root,
     env: { ...process.env, PGKAFKA_HOST: '127.0.0.1', PGKAFKA_ADVERTISED_HOST: '127.0.0.1', PGKAFKA_LOG_LEVEL: 'info', PGKAFKA_METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -44,19 +52,34 @@ export async function spawnBroker(env: Record<string, string>): Promise<BrokerPr
       resolve(code);
     }),
   );
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`broker did not start:\n${output}`)), 30_000);
+  return { child, output: () => output, exited };
+}
+
+/** Resolves once the broker logs that it is listening; rejects if it exits first or takes longer than `ms`. */
+export function whenListening(broker: BrokerProcess, ms = 30_000): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`broker did not start:\n${broker.output()}`)), ms);
     const check = () => {
-      if (output.includes('pgkafka broker listening')) {
+      if (broker.output().includes('pgkafka broker listening')) {
         clearTimeout(timer);
         resolve();
       }
     };
-    child.stdout!.on('data', check);
-    child.on('exit', () => {
+    broker.child.stdout!.on('data', check);
+    check();
+    broker.child.on('exit', () => {
       clearTimeout(timer);
-      reject(new Error(`broker exited during start-up:\n${output}`));
+      reject(new Error(`broker exited during start-up:\n${broker.output()}`));
     });
   });
-  return { child, output: () => output, exited };
 }
+
+/** Starts `pgkafka start` and resolves once it is listening. */
+export async function spawnBroker(env: Record<string, string>, options: LaunchOptions = {}): Promise<BrokerProcess> {
+  const broker = launchBroker(env, options);
+  await whenListening(broker);
+  return broker;
+}
+
+/** The repository's root (where `npm start` runs). */
+export const repositoryRoot = root;
