@@ -62,6 +62,32 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = (
     { name: 'connections.max.reauth.ms', type: 'long', kafkaDefault: '0', value: (c) => String(c.connectionsMaxReauthMs), doc: 'SASL session lifetime (KIP-368); 0 never expires.' },
     { name: 'default.replication.factor', type: 'int', kafkaDefault: '1', value: () => '1', doc: 'Replication factor of auto-created topics: every partition has one copy, in PostgreSQL.' },
     { name: 'delete.topic.enable', type: 'boolean', kafkaDefault: 'true', doc: 'DeleteTopics deletes topics.' },
+    // KIP-848 consumer groups.
+    {
+      name: 'group.consumer.heartbeat.interval.ms',
+      type: 'int',
+      kafkaDefault: '5000',
+      value: (c) => String(c.groupConsumerHeartbeatIntervalMs),
+      doc: 'Heartbeat interval of consumer-protocol members.',
+    },
+    {
+      name: 'group.consumer.max.heartbeat.interval.ms',
+      type: 'int',
+      kafkaDefault: '15000',
+      value: (c) => String(c.groupConsumerMaxHeartbeatIntervalMs),
+      doc: 'Largest consumer-protocol heartbeat interval.',
+    },
+    { name: 'group.consumer.max.session.timeout.ms', type: 'int', kafkaDefault: '60000', value: (c) => String(c.groupConsumerMaxSessionTimeoutMs), doc: 'Largest consumer-protocol session timeout.' },
+    { name: 'group.consumer.max.size', type: 'int', kafkaDefault: '2147483647', value: (c) => String(c.groupConsumerMaxSize), doc: 'Most members one consumer-protocol group may have.' },
+    {
+      name: 'group.consumer.min.heartbeat.interval.ms',
+      type: 'int',
+      kafkaDefault: '5000',
+      value: (c) => String(c.groupConsumerMinHeartbeatIntervalMs),
+      doc: 'Smallest consumer-protocol heartbeat interval.',
+    },
+    { name: 'group.consumer.min.session.timeout.ms', type: 'int', kafkaDefault: '45000', value: (c) => String(c.groupConsumerMinSessionTimeoutMs), doc: 'Smallest consumer-protocol session timeout.' },
+    { name: 'group.consumer.session.timeout.ms', type: 'int', kafkaDefault: '45000', value: (c) => String(c.groupConsumerSessionTimeoutMs), doc: 'Session timeout of consumer-protocol members.' },
     {
       name: 'group.initial.rebalance.delay.ms',
       type: 'int',
