@@ -53,7 +53,8 @@ export default defineHandler({
     if (names.some((t) => !allowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, t))) return respond(heartbeatError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, null));
     const invalid = invalidRequest(request, ctx.apiVersion);
     if (invalid) return respond(heartbeatError(invalid[0], invalid[1]));
-    if (request.subscribedTopicRegex !== null) {
+    // An empty regex subscribes to nothing (librdkafka sends one beside its topic names), as on Kafka.
+    if (request.subscribedTopicRegex !== null && request.subscribedTopicRegex !== '') {
       // Regular-expression subscriptions are not served yet: refused as a request this coordinator cannot honour.
       return respond(heartbeatError(ErrorCode.INVALID_REQUEST, 'SubscribedTopicRegex is not supported yet.'));
     }
