@@ -65,6 +65,7 @@ public final class Runner {
       case "groupRebalance": return Groups.rebalance(this, op);
       case "autoCommit": return Groups.autoCommit(this, op);
       case "staticMembership": return Groups.staticMembership(this, op);
+      case "joinOneAtATime": return Kip848.joinOneAtATime(this, op);
       case "transactions": return Txns.readProcessWrite(this, op);
       case "latency": return Latency.run(this, op);
       default: return Admins.run(this, name, op);
