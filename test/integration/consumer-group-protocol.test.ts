@@ -17,6 +17,8 @@ import {
   OffsetFetchApi,
   type ConsumerGroupHeartbeatRequest,
 } from '../../src/protocol/messages/index.js';
+import { PassThrough } from 'node:stream';
+import { runGroupsCommand } from '../../src/cli/groups.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
 import { subscription } from '../support/consumer-protocol.js';
 import { RawClient } from '../support/raw-client.js';
@@ -124,6 +126,19 @@ describe('ConsumerGroupHeartbeat', () => {
     expect((await fetch('m1', 0)).groups[0]!.errorCode).toBe(ErrorCode.STALE_MEMBER_EPOCH);
     expect((await fetch('ghost', 1)).groups[0]!.errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
     expect((await fetch(null, -1)).groups[0]!.errorCode).toBe(ErrorCode.NONE);
+
+    // Lag in `pgkafka groups`: the member owns every partition; partition 0 is committed at 5 of 0 produced (lag 0).
+    const out = new PassThrough();
+    const chunks: Buffer[] = [];
+    out.on('data', (d: Buffer) => chunks.push(d));
+    expect(await runGroupsCommand(['--group', 'g-offsets', '--json'], { DATABASE_URL: broker.databaseUrl, PGKAFKA_SCHEMA: broker.schema }, out, new PassThrough())).toBe(0);
+    const [lag] = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+      state: string;
+      members: number;
+      partitions: { partition: number; consumerId: string | null; currentOffset: string | null }[];
+    }[];
+    expect(lag).toMatchObject({ state: 'Stable', members: 1 });
+    expect(lag!.partitions.map((p) => [p.partition, p.consumerId])).toEqual([0, 1, 2, 3].map((p) => [p, 'm1']));
 
     // Not empty: DeleteGroups refuses it; once its member leaves it goes, with its offsets.
     expect((await client.request(DeleteGroupsApi, 2, { groupsNames: ['g-offsets'] })).results[0]!.errorCode).toBe(ErrorCode.NON_EMPTY_GROUP);
