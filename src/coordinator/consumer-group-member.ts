@@ -43,7 +43,8 @@ export function newMember(memberId: string): ConsumerGroupMember {
     clientHost: '',
     rebalanceTimeoutMs: -1,
     subscribedTopicNames: [],
-    subscribedTopicRegex: null,
+    // Kafka's member starts with an empty regex (ConsumerGroupDescribe shows "" for a member that sent none).
+    subscribedTopicRegex: '',
     serverAssignor: null,
     memberEpoch: 0,
     previousMemberEpoch: 0,
