@@ -271,6 +271,9 @@ export class GroupCoordinator implements SlotOwner {
       // An empty classic group (or one that only has offsets) gives way to the consumer group; its offsets stay.
       existing?.shutdown();
       group = this.newConsumerGroup(groupId);
+      // Measured against Kafka 4.3.1: a new group's first member is answered with epoch 2, so its epoch starts at 1.
+      group.groupEpoch = 1;
+      group.assignmentEpoch = 1;
     }
     const image = await this.topicImage([...group.subscribedTopicNames(), ...(req.subscribedTopicNames ?? [])]);
     if (group.isDead()) return { group: null, result: heartbeatError(ErrorCode.NOT_COORDINATOR, null) };

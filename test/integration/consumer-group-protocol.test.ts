@@ -69,14 +69,15 @@ describe('ConsumerGroupHeartbeat', () => {
 
   it('joins, assigns by topic id, and shows the group in ConsumerGroupDescribe, ListGroups and DescribeGroups', async () => {
     const joined = await join('g-life', 'member-1');
-    expect(joined).toMatchObject({ errorCode: ErrorCode.NONE, memberId: 'member-1', memberEpoch: 1, heartbeatIntervalMs: 5000 });
+    // A new group's first member is at epoch 2, as on Kafka 4.3.1.
+    expect(joined).toMatchObject({ errorCode: ErrorCode.NONE, memberId: 'member-1', memberEpoch: 2, heartbeatIntervalMs: 5000 });
     expect(joined.assignment!.topicPartitions).toEqual([{ topicId, partitions: [0, 1, 2, 3] }]);
 
     const described = await client.request(ConsumerGroupDescribeApi, 1, { groupIds: ['g-life', 'nothing'], includeAuthorizedOperations: false });
-    expect(described.groups[0]).toMatchObject({ errorCode: 0, groupId: 'g-life', groupState: 'Stable', groupEpoch: 1, assignmentEpoch: 1, assignorName: 'uniform' });
+    expect(described.groups[0]).toMatchObject({ errorCode: 0, groupId: 'g-life', groupState: 'Stable', groupEpoch: 2, assignmentEpoch: 2, assignorName: 'uniform' });
     expect(described.groups[0]!.members[0]).toMatchObject({
       memberId: 'member-1',
-      memberEpoch: 1,
+      memberEpoch: 2,
       clientId: 'pgkafka-test',
       subscribedTopicNames: ['orders'],
       assignment: { topicPartitions: [{ topicId, topicName: 'orders', partitions: [0, 1, 2, 3] }] },
@@ -115,16 +116,16 @@ describe('ConsumerGroupHeartbeat', () => {
         memberId,
         topics: [{ name: 'orders', partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: -1, committedMetadata: null }] }],
       });
-    expect((await commit('m1', 1)).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE);
-    expect((await commit('m1', 2)).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.STALE_MEMBER_EPOCH);
-    expect((await commit('ghost', 1)).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
+    expect((await commit('m1', 2)).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE);
+    expect((await commit('m1', 3)).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.STALE_MEMBER_EPOCH);
+    expect((await commit('ghost', 2)).topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
     const fetch = (memberId: string | null, memberEpoch: number) =>
       client.request(OffsetFetchApi, 9, { groups: [{ groupId: 'g-offsets', memberId, memberEpoch, topics: [{ name: 'orders', partitionIndexes: [0] }] }], requireStable: false });
-    const fetched = await fetch('m1', 1);
+    const fetched = await fetch('m1', 2);
     expect(fetched.groups[0]!.errorCode).toBe(ErrorCode.NONE);
     expect(fetched.groups[0]!.topics[0]!.partitions[0]!.committedOffset).toBe(5n);
-    expect((await fetch('m1', 0)).groups[0]!.errorCode).toBe(ErrorCode.STALE_MEMBER_EPOCH);
-    expect((await fetch('ghost', 1)).groups[0]!.errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
+    expect((await fetch('m1', 1)).groups[0]!.errorCode).toBe(ErrorCode.STALE_MEMBER_EPOCH);
+    expect((await fetch('ghost', 2)).groups[0]!.errorCode).toBe(ErrorCode.UNKNOWN_MEMBER_ID);
     expect((await fetch(null, -1)).groups[0]!.errorCode).toBe(ErrorCode.NONE);
 
     // Lag in `pgkafka groups`: the member owns every partition; partition 0 is committed at 5 of 0 produced (lag 0).
@@ -155,17 +156,17 @@ describe('ConsumerGroupHeartbeat', () => {
     const id = created.topics[0]!.topicId;
     const a = await heartbeat({ groupId: 'g-restart', memberId: 'a', memberEpoch: 0, rebalanceTimeoutMs: 30000, subscribedTopicNames: ['orders'], topicPartitions: [] }, 1, c);
     const b = await heartbeat({ groupId: 'g-restart', memberId: 'b', memberEpoch: 0, rebalanceTimeoutMs: 30000, subscribedTopicNames: ['orders'], topicPartitions: [] }, 1, c);
-    expect(b.memberEpoch).toBe(2);
+    expect(b.memberEpoch).toBe(3);
     // a revokes what b is to get, then b gets it.
-    const revoking = await heartbeat({ groupId: 'g-restart', memberId: 'a', memberEpoch: 1, topicPartitions: [{ topicId: id, partitions: [0, 1, 2, 3] }] }, 1, c);
+    const revoking = await heartbeat({ groupId: 'g-restart', memberId: 'a', memberEpoch: 2, topicPartitions: [{ topicId: id, partitions: [0, 1, 2, 3] }] }, 1, c);
     const kept = revoking.assignment!.topicPartitions[0]!.partitions;
     expect(kept).toHaveLength(2);
-    const aDone = await heartbeat({ groupId: 'g-restart', memberId: 'a', memberEpoch: 1, topicPartitions: [{ topicId: id, partitions: kept }] }, 1, c);
-    expect(aDone.memberEpoch).toBe(2);
-    const bDone = await heartbeat({ groupId: 'g-restart', memberId: 'b', memberEpoch: 2, topicPartitions: [] }, 1, c);
+    const aDone = await heartbeat({ groupId: 'g-restart', memberId: 'a', memberEpoch: 2, topicPartitions: [{ topicId: id, partitions: kept }] }, 1, c);
+    expect(aDone.memberEpoch).toBe(3);
+    const bDone = await heartbeat({ groupId: 'g-restart', memberId: 'b', memberEpoch: 3, topicPartitions: [] }, 1, c);
     const bOwned = bDone.assignment!.topicPartitions[0]!.partitions;
     expect([...kept, ...bOwned].sort()).toEqual([0, 1, 2, 3]);
-    expect(a.memberEpoch).toBe(1);
+    expect(a.memberEpoch).toBe(2);
 
     c.close();
     const { schema } = own;
@@ -173,10 +174,10 @@ describe('ConsumerGroupHeartbeat', () => {
     const restarted = await startTestBroker({ schema });
     try {
       c = await RawClient.connect(restarted.bootstrap);
-      const again = await heartbeat({ groupId: 'g-restart', memberId: 'a', memberEpoch: 2, topicPartitions: [{ topicId: id, partitions: kept }] }, 1, c);
-      expect(again).toMatchObject({ errorCode: ErrorCode.NONE, memberEpoch: 2, assignment: null });
+      const again = await heartbeat({ groupId: 'g-restart', memberId: 'a', memberEpoch: 3, topicPartitions: [{ topicId: id, partitions: kept }] }, 1, c);
+      expect(again).toMatchObject({ errorCode: ErrorCode.NONE, memberEpoch: 3, assignment: null });
       const described = await c.request(ConsumerGroupDescribeApi, 1, { groupIds: ['g-restart'], includeAuthorizedOperations: false });
-      expect(described.groups[0]).toMatchObject({ groupState: 'Stable', groupEpoch: 2, assignmentEpoch: 2 });
+      expect(described.groups[0]).toMatchObject({ groupState: 'Stable', groupEpoch: 3, assignmentEpoch: 3 });
       c.close();
     } finally {
       await restarted.destroy();
