@@ -131,6 +131,7 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
       consumerSessionTimeoutMs: config.groupConsumerSessionTimeoutMs,
       consumerHeartbeatIntervalMs: config.groupConsumerHeartbeatIntervalMs,
       consumerMaxSize: config.groupConsumerMaxSize,
+      consumerAssignmentIntervalMs: config.groupConsumerAssignmentIntervalMs,
     },
     log,
     instanceId,

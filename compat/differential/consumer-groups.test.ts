@@ -8,10 +8,9 @@ import { ConsumerGroupDescribeApi, ConsumerGroupHeartbeatApi, DescribeGroupsApi,
 import type { RawClient } from '../../test/support/raw-client.js';
 import { awaitCoordinator, createTopics, expectSame, onBoth, usePair } from '../support/differential.js';
 
-// Kafka 4.3 computes target assignments at most every group.consumer.assignment.interval.ms (1 s),
-// possibly off its request thread; pgkafka computes them at once (docs/consumer-groups.md): Kafka is
-// set to do the same, so the answers can be compared heartbeat by heartbeat.
-const pair = usePair({ kafka: { 'group.consumer.assignment.interval.ms': 0, 'group.consumer.assignor.offload.enable': false } });
+// Both compute a new target assignment on the heartbeat that bumps the epoch (assignment interval 0;
+// Kafka 4.3 may otherwise compute it off its request thread), so answers compare heartbeat by heartbeat.
+const pair = usePair({ kafka: { 'group.consumer.assignment.interval.ms': 0, 'group.consumer.assignor.offload.enable': false }, pgkafka: { groupConsumerAssignmentIntervalMs: 0 } });
 
 const heartbeat = (c: RawClient, body: Partial<ConsumerGroupHeartbeatRequest> & { groupId: string; memberId: string; memberEpoch: number }, version = 1) =>
   c.request(ConsumerGroupHeartbeatApi, version, { rebalanceTimeoutMs: -1, ...body });

@@ -182,6 +182,24 @@ export const options = {
     default: 15000,
     doc: "Largest consumer-protocol heartbeat interval (Kafka's `group.consumer.max.heartbeat.interval.ms`).",
   },
+  groupConsumerAssignmentIntervalMs: {
+    env: 'PGKAFKA_GROUP_CONSUMER_ASSIGNMENT_INTERVAL_MS',
+    schema: int(0, 2147483647),
+    default: 1000,
+    doc: "Least time between two target assignments of a consumer-protocol group; 0 computes one on every epoch bump (Kafka's `group.consumer.assignment.interval.ms`, between the min and max below).",
+  },
+  groupConsumerMinAssignmentIntervalMs: {
+    env: 'PGKAFKA_GROUP_CONSUMER_MIN_ASSIGNMENT_INTERVAL_MS',
+    schema: int(0, 2147483647),
+    default: 0,
+    doc: "Smallest consumer-protocol assignment interval (Kafka's `group.consumer.min.assignment.interval.ms`).",
+  },
+  groupConsumerMaxAssignmentIntervalMs: {
+    env: 'PGKAFKA_GROUP_CONSUMER_MAX_ASSIGNMENT_INTERVAL_MS',
+    schema: int(0, 2147483647),
+    default: 15000,
+    doc: "Largest consumer-protocol assignment interval (Kafka's `group.consumer.max.assignment.interval.ms`).",
+  },
   groupConsumerMaxSize: {
     env: 'PGKAFKA_GROUP_CONSUMER_MAX_SIZE',
     schema: int(1, 2147483647),
@@ -403,4 +421,10 @@ function checkConsumerGroupTimeouts(c: Config): void {
   require(c.groupConsumerSessionTimeoutMs >= c.groupConsumerMinSessionTimeoutMs, 'group.consumer.session.timeout.ms must be greater than or equal to group.consumer.min.session.timeout.ms');
   require(c.groupConsumerSessionTimeoutMs <= c.groupConsumerMaxSessionTimeoutMs, 'group.consumer.session.timeout.ms must be less than or equal to group.consumer.max.session.timeout.ms');
   require(c.groupConsumerHeartbeatIntervalMs < c.groupConsumerSessionTimeoutMs, 'group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms');
+  require(c.groupConsumerMaxAssignmentIntervalMs >=
+    c.groupConsumerMinAssignmentIntervalMs, 'group.consumer.max.assignment.interval.ms must be greater than or equal to group.consumer.min.assignment.interval.ms');
+  require(c.groupConsumerAssignmentIntervalMs >=
+    c.groupConsumerMinAssignmentIntervalMs, 'group.consumer.assignment.interval.ms must be greater than or equal to group.consumer.min.assignment.interval.ms');
+  require(c.groupConsumerAssignmentIntervalMs <=
+    c.groupConsumerMaxAssignmentIntervalMs, 'group.consumer.assignment.interval.ms must be less than or equal to group.consumer.max.assignment.interval.ms');
 }

@@ -39,6 +39,8 @@ export interface ConsumerGroupSettings {
   sessionTimeoutMs: number;
   heartbeatIntervalMs: number;
   maxSize: number;
+  /** Kafka's group.consumer.assignment.interval.ms: a new target at most this often (0: on every epoch bump). */
+  assignmentIntervalMs: number;
 }
 
 export interface ConsumerHeartbeat {
@@ -103,6 +105,8 @@ export class ConsumerGroup implements Group {
   readonly type = 'consumer' as const;
   groupEpoch = 0;
   assignmentEpoch = 0;
+  /** When the target assignment was last computed (clock ms); 0: never, or the group emptied (the next one is computed at once). */
+  assignmentTimestamp = 0;
   readonly members = new Map<string, ConsumerGroupMember>();
   /** Instance id → member id of the static members. */
   private readonly staticMembers = new Map<string, string>();
@@ -384,7 +388,7 @@ export class ConsumerGroup implements Group {
       this.groupEpoch += 1;
       this.log.info({ group: this.groupId, groupEpoch: this.groupEpoch, members: this.members.size }, 'bumped the consumer group epoch');
     }
-    if (this.groupEpoch > this.assignmentEpoch) this.computeTargetAssignment();
+    if (this.groupEpoch > this.assignmentEpoch && this.canComputeTargetAssignment()) this.computeTargetAssignment();
 
     // Put back the stored self so updateMember releases its partition epochs correctly.
     if (previousSelf) this.members.set(updated.memberId, previousSelf);
@@ -435,6 +439,12 @@ export class ConsumerGroup implements Group {
     return ids;
   }
 
+  /** Kafka's canComputeNextTargetAssignment: at once for a new (or emptied) group or with no interval, else once the interval has passed. */
+  private canComputeTargetAssignment(): boolean {
+    const interval = this.settings.assignmentIntervalMs;
+    return this.assignmentTimestamp === 0 || interval === 0 || this.clock.now() >= this.assignmentTimestamp + interval;
+  }
+
   /** Kafka's TargetAssignmentBuilder: the assignor's answer for every member, at the group epoch. */
   private computeTargetAssignment(): void {
     const name = this.preferredServerAssignor() ?? DEFAULT_ASSIGNOR;
@@ -448,6 +458,7 @@ export class ConsumerGroup implements Group {
     this.targetAssignment.clear();
     for (const [memberId, partitions] of result) this.targetAssignment.set(memberId, partitions);
     this.assignmentEpoch = this.groupEpoch;
+    this.assignmentTimestamp = this.clock.now();
     this.log.info({ group: this.groupId, assignmentEpoch: this.assignmentEpoch, assignor: name, members: this.members.size }, 'computed a new target assignment');
   }
 
@@ -495,7 +506,10 @@ export class ConsumerGroup implements Group {
     else for (const name of [...this.subscriptionMetadata.keys()]) if (!this.subscribedTopicNames().has(name)) this.subscriptionMetadata.delete(name);
     this.groupEpoch += 1;
     // An emptied group needs no assignment: it is Empty, not Assigning.
-    if (this.members.size === 0) this.assignmentEpoch = this.groupEpoch;
+    if (this.members.size === 0) {
+      this.assignmentEpoch = this.groupEpoch;
+      this.assignmentTimestamp = 0;
+    }
     this.log.info({ group: this.groupId, groupEpoch: this.groupEpoch, member: member.memberId, members: this.members.size }, 'fenced a consumer group member');
   }
 
@@ -599,6 +613,8 @@ export class ConsumerGroup implements Group {
       groupId: this.groupId,
       groupEpoch: this.groupEpoch,
       assignmentEpoch: this.assignmentEpoch,
+      // Stored in wall-clock time, restored in this clock's.
+      assignmentTimestamp: this.assignmentTimestamp === 0 ? 0 : Date.now() - (this.clock.now() - this.assignmentTimestamp),
       state: this.state,
       stateSince: new Date(Date.now() - (this.clock.now() - this.stateSince)),
       subscriptionMetadata: Object.fromEntries(this.subscriptionMetadata),
@@ -627,6 +643,7 @@ export class ConsumerGroup implements Group {
     const epochs = (e: StoredPartitionEpochs): PartitionEpochs => new Map(Object.entries(e).map(([t, ps]) => [t, new Map(Object.entries(ps).map(([p, ep]) => [Number(p), ep]))]));
     this.groupEpoch = stored.groupEpoch;
     this.assignmentEpoch = stored.assignmentEpoch;
+    this.assignmentTimestamp = stored.assignmentTimestamp === 0 ? 0 : Math.max(1, this.clock.now() - (Date.now() - stored.assignmentTimestamp));
     this.subscriptionMetadata = new Map(Object.entries(stored.subscriptionMetadata));
     for (const m of stored.members) this.restoreMember(m, epochs);
     this.lastState = this.state;

@@ -33,6 +33,7 @@ export interface CoordinatorSettings extends GroupSettings {
   consumerSessionTimeoutMs: number;
   consumerHeartbeatIntervalMs: number;
   consumerMaxSize: number;
+  consumerAssignmentIntervalMs: number;
 }
 
 export interface CommitPartition {
@@ -184,7 +185,12 @@ export class GroupCoordinator implements SlotOwner {
     const group = new ConsumerGroup({
       groupId,
       clock: this.clock,
-      settings: { sessionTimeoutMs: this.settings.consumerSessionTimeoutMs, heartbeatIntervalMs: this.settings.consumerHeartbeatIntervalMs, maxSize: this.settings.consumerMaxSize },
+      settings: {
+        sessionTimeoutMs: this.settings.consumerSessionTimeoutMs,
+        heartbeatIntervalMs: this.settings.consumerHeartbeatIntervalMs,
+        maxSize: this.settings.consumerMaxSize,
+        assignmentIntervalMs: this.settings.consumerAssignmentIntervalMs,
+      },
       persist: (g) => this.persist(g),
       log: this.log,
     });

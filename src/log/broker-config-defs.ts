@@ -64,6 +64,27 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = (
     { name: 'delete.topic.enable', type: 'boolean', kafkaDefault: 'true', doc: 'DeleteTopics deletes topics.' },
     // KIP-848 consumer groups.
     {
+      name: 'group.consumer.assignment.interval.ms',
+      type: 'int',
+      kafkaDefault: '1000',
+      value: (c) => String(c.groupConsumerAssignmentIntervalMs),
+      doc: 'Least time between two target assignments of a consumer-protocol group.',
+    },
+    {
+      name: 'group.consumer.max.assignment.interval.ms',
+      type: 'int',
+      kafkaDefault: '15000',
+      value: (c) => String(c.groupConsumerMaxAssignmentIntervalMs),
+      doc: 'Largest consumer-protocol assignment interval.',
+    },
+    {
+      name: 'group.consumer.min.assignment.interval.ms',
+      type: 'int',
+      kafkaDefault: '0',
+      value: (c) => String(c.groupConsumerMinAssignmentIntervalMs),
+      doc: 'Smallest consumer-protocol assignment interval.',
+    },
+    {
       name: 'group.consumer.heartbeat.interval.ms',
       type: 'int',
       kafkaDefault: '5000',

@@ -20,7 +20,8 @@ const image: TopicImage = {
   nameOf: (id) => (id === T ? 'topic' : null),
 };
 
-const newGroup = (maxSize = 100) => new ConsumerGroup({ groupId: 'g', clock, settings: { sessionTimeoutMs: SESSION, heartbeatIntervalMs: 5000, maxSize }, persist: async () => void persisted++ });
+const newGroup = (maxSize = 100, assignmentIntervalMs = 0) =>
+  new ConsumerGroup({ groupId: 'g', clock, settings: { sessionTimeoutMs: SESSION, heartbeatIntervalMs: 5000, maxSize, assignmentIntervalMs }, persist: async () => void persisted++ });
 
 beforeEach(() => {
   clock = new FakeClock();
@@ -241,6 +242,23 @@ describe('ConsumerGroupHeartbeat', () => {
     expect(a.owned).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
   });
 
+  it('group.consumer.assignment.interval.ms: a new target at most once per interval; the group is Assigning meanwhile', () => {
+    group = newGroup(100, 1000);
+    const a = new Member('a');
+    const b = new Member('b');
+    a.join();
+    expect(a.owned).toEqual([0, 1, 2, 3, 4, 5]);
+    b.join();
+    expect(group.stateAsString()).toBe('Assigning');
+    expect(b.epoch).toBe(1);
+    a.beat();
+    expect(a.owned).toHaveLength(6);
+    clock.advance(1000);
+    a.beat(); // the interval has passed: the new target, and a revokes
+    expect(group.assignmentEpoch).toBe(group.groupEpoch);
+    expect(a.owned).toHaveLength(3);
+  });
+
   it('the range assignor when the members ask for it', () => {
     const a = new Member('a');
     const b = new Member('b');
@@ -296,7 +314,8 @@ describe('the stored consumer group', () => {
     const snapshot = group.toStored();
     const restored = newGroup();
     restored.restore(JSON.parse(JSON.stringify({ ...snapshot, stateSince: undefined })) as typeof snapshot);
-    expect({ ...restored.toStored(), stateSince: null }).toEqual({ ...snapshot, stateSince: null });
+    // Times are stored on the wall clock and restored on this one: compared apart.
+    expect({ ...restored.toStored(), stateSince: null, assignmentTimestamp: 0 }).toEqual({ ...snapshot, stateSince: null, assignmentTimestamp: 0 });
     group = restored;
     // a, mid-revocation, completes it against the restored group.
     a.beat();

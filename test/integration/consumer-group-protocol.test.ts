@@ -26,9 +26,11 @@ import { RawClient } from '../support/raw-client.js';
 let broker: TestBroker;
 let client: RawClient;
 let topicId: string;
+const NOW = { groupConsumerAssignmentIntervalMs: 0 };
 
 beforeAll(async () => {
-  broker = await startTestBroker();
+  // Targets on the heartbeat that bumps the epoch, so each step's answer is known (the 1 s interval is a unit test's).
+  broker = await startTestBroker(NOW);
   client = await RawClient.connect(broker.bootstrap);
   const created = await client.request(CreateTopicsApi, 7, { topics: [{ name: 'orders', numPartitions: 4, replicationFactor: 1 }] });
   topicId = created.topics[0]!.topicId;
@@ -150,7 +152,7 @@ describe('ConsumerGroupHeartbeat', () => {
   });
 
   it('keeps epochs and assignments across a broker restart: members go on heartbeating with no new epoch', async () => {
-    const own = await startTestBroker();
+    const own = await startTestBroker(NOW);
     let c = await RawClient.connect(own.bootstrap);
     const created = await c.request(CreateTopicsApi, 7, { topics: [{ name: 'orders', numPartitions: 4, replicationFactor: 1 }] });
     const id = created.topics[0]!.topicId;
@@ -171,7 +173,7 @@ describe('ConsumerGroupHeartbeat', () => {
     c.close();
     const { schema } = own;
     await own.stop();
-    const restarted = await startTestBroker({ schema });
+    const restarted = await startTestBroker({ ...NOW, schema });
     try {
       c = await RawClient.connect(restarted.bootstrap);
       const again = await heartbeat({ groupId: 'g-restart', memberId: 'a', memberEpoch: 3, topicPartitions: [{ topicId: id, partitions: kept }] }, 1, c);

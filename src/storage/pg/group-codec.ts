@@ -65,6 +65,8 @@ export interface StoredConsumerGroup {
   groupId: string;
   groupEpoch: number;
   assignmentEpoch: number;
+  /** When the target was last computed (epoch ms), 0 for never: group.consumer.assignment.interval.ms counts from it. */
+  assignmentTimestamp: number;
   /** The state's name as ListGroups spells it (what the lag readers show). */
   state: string;
   stateSince: Date;
@@ -107,7 +109,7 @@ export function encodeGroup(
   g: StoredGroup,
 ): [groupId: string, type: StoredGroupType, protocolType: string | null, protocolName: string | null, generation: number, leaderId: string | null, state: string, stateSince: Date, members: string] {
   if (g.type === 'consumer') {
-    const json: ConsumerGroupJson = { assignmentEpoch: g.assignmentEpoch, subscriptionMetadata: g.subscriptionMetadata, members: g.members };
+    const json: ConsumerGroupJson = { assignmentEpoch: g.assignmentEpoch, assignmentTimestamp: g.assignmentTimestamp, subscriptionMetadata: g.subscriptionMetadata, members: g.members };
     return [g.groupId, 'consumer', 'consumer', null, g.groupEpoch, null, g.state, g.stateSince, JSON.stringify(json)];
   }
   const members: MemberJson[] = g.members.map((m) => ({
@@ -157,6 +159,7 @@ export function decodeGroup(row: GroupRow): StoredGroup | null {
 /** The members column of a consumer group. */
 interface ConsumerGroupJson {
   assignmentEpoch: number;
+  assignmentTimestamp: number;
   subscriptionMetadata: StoredConsumerGroup['subscriptionMetadata'];
   members: StoredConsumerMember[];
 }
@@ -168,6 +171,7 @@ function decodeConsumerGroup(row: GroupRow): StoredConsumerGroup {
     groupId: row.group_id,
     groupEpoch: row.generation,
     assignmentEpoch: json.assignmentEpoch ?? 0,
+    assignmentTimestamp: json.assignmentTimestamp ?? 0,
     state: row.state,
     stateSince: row.state_since,
     subscriptionMetadata: json.subscriptionMetadata ?? {},
