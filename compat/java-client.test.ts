@@ -318,7 +318,6 @@ const groups = () =>
     produce('produce-auto', 'jc-g-auto', groupRecs('jc-g-auto')),
     { id: 'auto', op: 'autoCommit', topic: 'jc-g-auto', group: 'jc-auto', partitions: 3, expect: 15, config: HEARTBEAT },
     { id: 'auto-offsets', op: 'listConsumerGroupOffsets', group: 'jc-auto' },
-    { id: 'kip848', op: 'autoCommit', topic: 'jc-g-auto', group: 'jc-kip848', partitions: 3, expect: 15, groupProtocol: 'consumer' },
     produce('produce-eager', 'jc-g-eager', groupRecs('jc-g-eager')),
     produce('produce-coop', 'jc-g-coop', groupRecs('jc-g-coop')),
     { id: 'eager', op: 'groupRebalance', topic: 'jc-g-eager', group: 'jc-eager', partitions: 3, expect: 15, config: HEARTBEAT },
@@ -384,12 +383,6 @@ describe('classic consumer groups', () => {
     expect(res.auto.first).toMatchObject({ consumed: 15, error: null });
     expect(res.auto.next).toMatchObject({ assignment: [0, 1, 2], consumed: 0, error: null });
     expect(res['auto-offsets']).toEqual(Object.fromEntries([0, 1, 2].map((p) => [`jc-g-auto-${p}`, { offset: 5, metadata: '' }])));
-  });
-
-  it('group.protocol=consumer (KIP-848) is refused by the client itself: the broker serves no ConsumerGroupHeartbeat', () => {
-    const refusal =
-      'UnsupportedVersionException: The cluster does not support the new CONSUMER group protocol. Set group.protocol=classic on the consumer configs to revert to the CLASSIC protocol until the cluster is upgraded.';
-    expect(res.kip848).toMatchObject({ read: false, first: { consumed: 0, error: refusal } });
   });
 
   it('static membership: a restarted member with the same group.instance.id gets its partitions back without a rebalance', () => {

@@ -200,13 +200,12 @@ describe('confluent-kafka 2.16.1 (PyPI): admin, KIP-848, idempotence, transactio
     expect(res.groups_after_delete).not.toContain('pck-adm-g');
   });
 
-  it('group.protocol=consumer (KIP-848): pgkafka does not serve ConsumerGroupHeartbeat yet (issue 17), and librdkafka waits without an error', async () => {
-    await batch([createStep('pck-848'), produceStep('pck-848', dataset('pck-848'))]);
-    const res = await py<{ records: number; assigned: number[]; errors: unknown[]; logs: string[] }>('kip848', { topic: 'pck-848', group: 'pck-848-g' });
-    // librdkafka finds ConsumerGroupHeartbeat (key 68) missing from ApiVersions, marks the coordinator dead and
-    // queries it again, forever; the application gets no error, no assignment and no record.
-    expect(res).toMatchObject({ records: 0, assigned: [], errors: [] });
-    expect(res.logs.join('\n')).toContain('ConsumerGroupHeartbeatRequest not supported by broker');
+  it('group.protocol=consumer (KIP-848): the member joins with ConsumerGroupHeartbeat, is assigned every partition and reads every record', async () => {
+    const recs = dataset('pck-848');
+    await batch([createStep('pck-848'), produceStep('pck-848', recs)]);
+    const res = await py<{ records: number; assigned: number[]; errors: unknown[]; logs: string[] }>('kip848', { topic: 'pck-848', group: 'pck-848-g', seconds: 6 });
+    expect(res).toMatchObject({ records: recs.length, assigned: [0, 1, 2], errors: [] });
+    expect(res.logs.join('\n')).not.toContain('not supported by broker');
   });
 
   it('idempotent producer: every record delivered once, batches carry a producer id and sequences', async () => {

@@ -48,10 +48,16 @@ class ConfluentMember:
             conf["group.instance.id"] = req["instance_id"]
         if req.get("strategy"):
             conf["partition.assignment.strategy"] = req["strategy"]
+        if req.get("group_protocol") == "consumer":
+            # KIP-848: the broker sets the session timeout and heartbeat interval and assigns
+            # (librdkafka refuses the classic settings); assignments come incrementally.
+            for classic_only in ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"):
+                conf.pop(classic_only, None)
+            conf["group.protocol"] = "consumer"
         conf.update(req.get("conf", {}))
         self.c = Consumer(conf)
         self.topic = req["topic"]
-        self.cooperative = req.get("strategy") == "cooperative-sticky"
+        self.cooperative = req.get("strategy") == "cooperative-sticky" or req.get("group_protocol") == "consumer"
 
         self.eof = set()
 
@@ -190,18 +196,22 @@ def consume(req):
     owned = set()
     state = {"new_assignment": False}
 
+    def stamp():
+        # "stamp": assign, revoke and msg events carry their wall-clock time (ownership overlaps, pauses).
+        return {"t": time.time()} if req.get("stamp") else {}
+
     def on_assign(parts):
-        if req.get("strategy") == "cooperative-sticky":
+        if req.get("strategy") == "cooperative-sticky" or req.get("group_protocol") == "consumer":
             owned.update(parts)
         else:
             owned.clear()
             owned.update(parts)
         state["new_assignment"] = True
-        emit(ev="assign", partitions=parts, owned=sorted(owned))
+        emit(ev="assign", partitions=parts, owned=sorted(owned), **stamp())
 
     def on_revoke(parts):
         owned.difference_update(parts)
-        emit(ev="revoke", partitions=parts, owned=sorted(owned))
+        emit(ev="revoke", partitions=parts, owned=sorted(owned), **stamp())
 
     c = member(req, req.get("name", "member"), on_assign, on_revoke)
     commit_every = req.get("commit_every", 0)
@@ -227,7 +237,7 @@ def consume(req):
             if process_ms:
                 time.sleep(process_ms / 1000)
             processed += 1
-            emit(ev="msg", p=p, o=o, k=k)
+            emit(ev="msg", p=p, o=o, k=k, **stamp())
             pending[p] = o + 1
             if commit_every and processed % commit_every == 0:
                 c.commit(pending)

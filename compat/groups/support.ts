@@ -10,6 +10,7 @@ import { expect } from 'vitest';
 import { runGroupsCommand } from '../../src/cli/groups.js';
 import type { TestBroker } from '../../test/support/broker.js';
 import { PYTHON, runOk } from '../support/spawn.js';
+import { VENV_PYTHON } from '../support/python.js';
 
 export type Ev = { ev: string } & Record<string, unknown>;
 
@@ -158,6 +159,10 @@ export interface MemberRequest {
   max_poll_ms?: number;
   instance_id?: string;
   strategy?: string;
+  /** 'consumer': KIP-848 (group.protocol=consumer; the client must be librdkafka 2.12+, the PyPI venv's). */
+  group_protocol?: 'consumer';
+  /** assign, revoke and msg events carry their wall-clock time (t, seconds) */
+  stamp?: boolean;
   commit_every?: number;
   stall_after?: number;
   stall_s?: number;
@@ -169,6 +174,13 @@ export interface MemberRequest {
 
 /** One Python group member (groups_driver.py consume). */
 export const pyMember = (req: MemberRequest, hardTimeoutMs = 45_000) => new Proc(PYTHON, [DRIVER, 'consume', JSON.stringify(req)], hardTimeoutMs);
+
+/** One KIP-848 member: groups_driver.py under the PyPI venv's confluent-kafka (librdkafka 2.12+), group.protocol=consumer. */
+export const pyConsumerProtocolMember = (req: MemberRequest, hardTimeoutMs = 45_000) =>
+  new Proc(VENV_PYTHON, [DRIVER, 'consume', JSON.stringify({ ...req, client: 'confluent', group_protocol: 'consumer' })], hardTimeoutMs);
+
+/** The same client with the classic protocol (librdkafka's default range assignor), to compare with. */
+export const pyVenvClassicMember = (req: MemberRequest, hardTimeoutMs = 45_000) => new Proc(VENV_PYTHON, [DRIVER, 'consume', JSON.stringify({ ...req, client: 'confluent' })], hardTimeoutMs);
 
 /** One kafkajs group member in a child Node.js process (kafkajs_child.mjs), same events as the Python driver. */
 export const kjsMember = (req: MemberRequest, hardTimeoutMs = 45_000) => new Proc(process.execPath, [KAFKAJS_CHILD, JSON.stringify(req)], hardTimeoutMs);

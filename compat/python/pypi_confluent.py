@@ -93,7 +93,7 @@ def group(req):
 
 
 def kip848(req):
-    """KIP-848's consumer protocol: ConsumerGroupHeartbeat (key 68), which pgkafka does not serve yet."""
+    """KIP-848's consumer protocol (ConsumerGroupHeartbeat, key 68): what the member reads and is assigned."""
     errors, logs = [], []
 
     class Logs(logging.Handler):

@@ -177,6 +177,67 @@ export const options = {
     doc: "How long the first rebalance of an empty group waits for more members (Kafka's `group.initial.rebalance.delay.ms`).",
   },
   groupMaxSize: { env: 'PGKAFKA_GROUP_MAX_SIZE', schema: int(1), default: 2147483647, doc: "Most members one group may have (Kafka's `group.max.size`)." },
+  // KIP-848 consumer groups (ConsumerGroupHeartbeat), with Kafka's defaults and bounds.
+  groupConsumerSessionTimeoutMs: {
+    env: 'PGKAFKA_GROUP_CONSUMER_SESSION_TIMEOUT_MS',
+    schema: int(1, 2147483647),
+    default: 45000,
+    doc: "How long a consumer-protocol member may go without a heartbeat before it is fenced (Kafka's `group.consumer.session.timeout.ms`; between the min and max below).",
+  },
+  groupConsumerMinSessionTimeoutMs: {
+    env: 'PGKAFKA_GROUP_CONSUMER_MIN_SESSION_TIMEOUT_MS',
+    schema: int(1, 2147483647),
+    default: 45000,
+    doc: "Smallest consumer-protocol session timeout (Kafka's `group.consumer.min.session.timeout.ms`).",
+  },
+  groupConsumerMaxSessionTimeoutMs: {
+    env: 'PGKAFKA_GROUP_CONSUMER_MAX_SESSION_TIMEOUT_MS',
+    schema: int(1, 2147483647),
+    default: 60000,
+    doc: "Largest consumer-protocol session timeout (Kafka's `group.consumer.max.session.timeout.ms`).",
+  },
+  groupConsumerHeartbeatIntervalMs: {
+    env: 'PGKAFKA_GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS',
+    schema: int(1, 2147483647),
+    default: 5000,
+    doc: "Heartbeat interval the coordinator gives consumer-protocol members (Kafka's `group.consumer.heartbeat.interval.ms`; between the min and max below, less than the session timeout).",
+  },
+  groupConsumerMinHeartbeatIntervalMs: {
+    env: 'PGKAFKA_GROUP_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS',
+    schema: int(1, 2147483647),
+    default: 5000,
+    doc: "Smallest consumer-protocol heartbeat interval (Kafka's `group.consumer.min.heartbeat.interval.ms`).",
+  },
+  groupConsumerMaxHeartbeatIntervalMs: {
+    env: 'PGKAFKA_GROUP_CONSUMER_MAX_HEARTBEAT_INTERVAL_MS',
+    schema: int(1, 2147483647),
+    default: 15000,
+    doc: "Largest consumer-protocol heartbeat interval (Kafka's `group.consumer.max.heartbeat.interval.ms`).",
+  },
+  groupConsumerAssignmentIntervalMs: {
+    env: 'PGKAFKA_GROUP_CONSUMER_ASSIGNMENT_INTERVAL_MS',
+    schema: int(0, 2147483647),
+    default: 1000,
+    doc: "Least time between two target assignments of a consumer-protocol group; 0 computes one on every epoch bump (Kafka's `group.consumer.assignment.interval.ms`, between the min and max below).",
+  },
+  groupConsumerMinAssignmentIntervalMs: {
+    env: 'PGKAFKA_GROUP_CONSUMER_MIN_ASSIGNMENT_INTERVAL_MS',
+    schema: int(0, 2147483647),
+    default: 0,
+    doc: "Smallest consumer-protocol assignment interval (Kafka's `group.consumer.min.assignment.interval.ms`).",
+  },
+  groupConsumerMaxAssignmentIntervalMs: {
+    env: 'PGKAFKA_GROUP_CONSUMER_MAX_ASSIGNMENT_INTERVAL_MS',
+    schema: int(0, 2147483647),
+    default: 15000,
+    doc: "Largest consumer-protocol assignment interval (Kafka's `group.consumer.max.assignment.interval.ms`).",
+  },
+  groupConsumerMaxSize: {
+    env: 'PGKAFKA_GROUP_CONSUMER_MAX_SIZE',
+    schema: int(1, 2147483647),
+    default: 2147483647,
+    doc: "Most members one consumer-protocol group may have (Kafka's `group.consumer.max.size`).",
+  },
   offsetsRetentionMinutes: {
     env: 'PGKAFKA_OFFSETS_RETENTION_MINUTES',
     schema: int(1),
@@ -368,6 +429,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     config[name] = parsed.data;
   }
   checkListeners(config as Config);
+  checkConsumerGroupTimeouts(config as Config);
   return config as Config;
 }
 
@@ -382,4 +444,26 @@ function checkListeners(config: Config): void {
   for (const a of parseListeners(config.advertisedListeners ?? '')) {
     if (!names.includes(a.name)) throw new ConfigError(`option advertisedListeners: ${a.name} is not in listeners (${names.join(', ')})`);
   }
+}
+
+/** Kafka's GroupCoordinatorConfig requirements between the consumer-group session timeouts and heartbeat intervals. */
+function checkConsumerGroupTimeouts(c: Config): void {
+  const require = (ok: boolean, message: string) => {
+    if (!ok) throw new ConfigError(message);
+  };
+  require(c.groupConsumerMaxHeartbeatIntervalMs >=
+    c.groupConsumerMinHeartbeatIntervalMs, 'group.consumer.max.heartbeat.interval.ms must be greater than or equal to group.consumer.min.heartbeat.interval.ms');
+  require(c.groupConsumerHeartbeatIntervalMs >=
+    c.groupConsumerMinHeartbeatIntervalMs, 'group.consumer.heartbeat.interval.ms must be greater than or equal to group.consumer.min.heartbeat.interval.ms');
+  require(c.groupConsumerHeartbeatIntervalMs <= c.groupConsumerMaxHeartbeatIntervalMs, 'group.consumer.heartbeat.interval.ms must be less than or equal to group.consumer.max.heartbeat.interval.ms');
+  require(c.groupConsumerMaxSessionTimeoutMs >= c.groupConsumerMinSessionTimeoutMs, 'group.consumer.max.session.timeout.ms must be greater than or equal to group.consumer.min.session.timeout.ms');
+  require(c.groupConsumerSessionTimeoutMs >= c.groupConsumerMinSessionTimeoutMs, 'group.consumer.session.timeout.ms must be greater than or equal to group.consumer.min.session.timeout.ms');
+  require(c.groupConsumerSessionTimeoutMs <= c.groupConsumerMaxSessionTimeoutMs, 'group.consumer.session.timeout.ms must be less than or equal to group.consumer.max.session.timeout.ms');
+  require(c.groupConsumerHeartbeatIntervalMs < c.groupConsumerSessionTimeoutMs, 'group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms');
+  require(c.groupConsumerMaxAssignmentIntervalMs >=
+    c.groupConsumerMinAssignmentIntervalMs, 'group.consumer.max.assignment.interval.ms must be greater than or equal to group.consumer.min.assignment.interval.ms');
+  require(c.groupConsumerAssignmentIntervalMs >=
+    c.groupConsumerMinAssignmentIntervalMs, 'group.consumer.assignment.interval.ms must be greater than or equal to group.consumer.min.assignment.interval.ms');
+  require(c.groupConsumerAssignmentIntervalMs <=
+    c.groupConsumerMaxAssignmentIntervalMs, 'group.consumer.assignment.interval.ms must be less than or equal to group.consumer.max.assignment.interval.ms');
 }

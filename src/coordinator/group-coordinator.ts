@@ -16,6 +16,9 @@ import { systemClock, type Clock, type Timer } from '../clock.js';
 import { slotOf, type SlotOwner } from './coordination.js';
 import type { Group, ListedGroup, OffsetCommitter } from './group.js';
 import { LogCode } from '../observability/log-codes.js';
+import { ConsumerGroup, heartbeatError, type ConsumerHeartbeat, type ConsumerHeartbeatResult, type TopicImage } from './consumer-group.js';
+import type { ConsumerGroupDescribeResponseDescribedGroup } from '../protocol/messages/index.js';
+import { describeConsumerGroup } from './consumer-group-describe.js';
 
 /** How long a group is left where it is after a rebalance completes, before its slot may be handed to another broker. */
 const SETTLE_MS = 5000;
@@ -26,6 +29,11 @@ export interface CoordinatorSettings extends GroupSettings {
   offsetsRetentionMs: number;
   offsetsRetentionCheckIntervalMs: number;
   offsetMetadataMaxBytes: number;
+  /** KIP-848 consumer groups: Kafka's group.consumer.session.timeout.ms, group.consumer.heartbeat.interval.ms, group.consumer.max.size. */
+  consumerSessionTimeoutMs: number;
+  consumerHeartbeatIntervalMs: number;
+  consumerMaxSize: number;
+  consumerAssignmentIntervalMs: number;
 }
 
 export interface CommitPartition {
@@ -75,6 +83,8 @@ export class GroupCoordinator implements SlotOwner {
   private expiryTimer: Timer | null = null;
   /** Writes of one group's metadata are applied in order. */
   private readonly persistChains = new Map<string, Promise<void>>();
+  /** ConsumerGroupHeartbeats of one group are applied one at a time (topic look-ups included). */
+  private readonly heartbeatChains = new Map<string, Promise<unknown>>();
   /** Tells the slot's keeper (Coordination) that a write under the slot's lease was refused. */
   private reportLeaseLost: (slot: number) => void = () => {};
 
@@ -167,7 +177,29 @@ export class GroupCoordinator implements SlotOwner {
         group.restore(stored);
         return group;
       }
+      case 'consumer': {
+        const group = this.newConsumerGroup(stored.groupId);
+        group.restore(stored);
+        return group;
+      }
     }
+  }
+
+  private newConsumerGroup(groupId: string): ConsumerGroup {
+    const group = new ConsumerGroup({
+      groupId,
+      clock: this.clock,
+      settings: {
+        sessionTimeoutMs: this.settings.consumerSessionTimeoutMs,
+        heartbeatIntervalMs: this.settings.consumerHeartbeatIntervalMs,
+        maxSize: this.settings.consumerMaxSize,
+        assignmentIntervalMs: this.settings.consumerAssignmentIntervalMs,
+      },
+      persist: (g) => this.persist(g),
+      log: this.log,
+    });
+    this.groups.set(groupId, group);
+    return group;
   }
 
   private newClassicGroup(groupId: string): ClassicGroup {
@@ -188,9 +220,106 @@ export class GroupCoordinator implements SlotOwner {
     return group instanceof ClassicGroup ? group : undefined;
   }
 
-  /** JoinGroup: the classic group, created Empty if the id is unknown. */
-  getOrCreateClassicGroup(groupId: string): ClassicGroup {
-    return this.classicGroup(groupId) ?? this.newClassicGroup(groupId);
+  /**
+   * JoinGroup: the classic group, created Empty if the id is unknown or an
+   * empty consumer group has it (Kafka deletes that one); null when a
+   * consumer group with members has it (no online migration here: Kafka's
+   * answer with the migration disabled, INCONSISTENT_GROUP_PROTOCOL).
+   */
+  getOrCreateClassicGroup(groupId: string): ClassicGroup | null {
+    const group = this.get(groupId);
+    if (group instanceof ClassicGroup) return group;
+    if (group && !group.isEmpty()) return null;
+    group?.shutdown();
+    return this.newClassicGroup(groupId);
+  }
+
+  /** The group, if it is a KIP-848 consumer group. */
+  consumerGroup(groupId: string): ConsumerGroup | undefined {
+    const group = this.get(groupId);
+    return group instanceof ConsumerGroup ? group : undefined;
+  }
+
+  /**
+   * ConsumerGroupHeartbeat (validated as Kafka's GroupCoordinatorService
+   * does): finds or creates the group as Kafka's
+   * getOrMaybeCreateConsumerGroup, applies the heartbeat, and answers once
+   * the group is stored.
+   */
+  consumerGroupHeartbeat(groupId: string, req: ConsumerHeartbeat): Promise<ConsumerHeartbeatResult> {
+    const previous = this.heartbeatChains.get(groupId) ?? Promise.resolve();
+    const applied = previous.catch(() => {}).then(() => this.applyHeartbeat(groupId, req));
+    this.heartbeatChains.set(groupId, applied);
+    void applied.finally(() => {
+      if (this.heartbeatChains.get(groupId) === applied) this.heartbeatChains.delete(groupId);
+    });
+    return applied.then(async ({ group, result }) => {
+      if (!group || result.errorCode !== 0) return result;
+      try {
+        await this.persist(group);
+      } catch (err) {
+        return heartbeatError(err instanceof LeaseLostError ? ErrorCode.NOT_COORDINATOR : ErrorCode.COORDINATOR_NOT_AVAILABLE, null);
+      }
+      return result;
+    });
+  }
+
+  private async applyHeartbeat(groupId: string, req: ConsumerHeartbeat): Promise<{ group: ConsumerGroup | null; result: ConsumerHeartbeatResult }> {
+    const leaving = req.memberEpoch < 0;
+    const existing = this.get(groupId);
+    let group: ConsumerGroup;
+    if (existing instanceof ConsumerGroup) {
+      group = existing;
+    } else if (leaving || req.memberEpoch > 0) {
+      const message = existing ? `Group ${groupId} is not a consumer group.` : leaving ? `Group ${groupId} not found.` : `Consumer group ${groupId} not found.`;
+      return { group: null, result: heartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, message) };
+    } else if (existing && !existing.isEmpty()) {
+      // Kafka upgrades a classic group online when its migration policy allows; this broker does not migrate.
+      const message = `Cannot upgrade classic group ${groupId} to consumer group because online upgrade is disabled.`;
+      return { group: null, result: heartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, message) };
+    } else {
+      // An empty classic group (or one that only has offsets) gives way to the consumer group; its offsets stay.
+      existing?.shutdown();
+      group = this.newConsumerGroup(groupId);
+      // Measured against Kafka 4.3.1: a new group's first member is answered with epoch 2, so its epoch starts at 1.
+      group.groupEpoch = 1;
+      group.assignmentEpoch = 1;
+    }
+    const image = await this.topicImage([...group.subscribedTopicNames(), ...(req.subscribedTopicNames ?? [])]);
+    if (group.isDead()) return { group: null, result: heartbeatError(ErrorCode.NOT_COORDINATOR, null) };
+    const result = group.heartbeat(req, image);
+    // A group created for a member it then refused is not kept (what it replaced comes back).
+    if (result.errorCode !== 0 && group !== existing && group.numMembers() === 0 && this.groups.get(groupId) === group) {
+      if (existing) this.groups.set(groupId, existing);
+      else this.groups.delete(groupId);
+    }
+    return { group, result };
+  }
+
+  /** The named topics as they are now, for a consumer group event. */
+  private async topicImage(names: Iterable<string>): Promise<TopicImage> {
+    const byName = new Map<string, { topicId: string; partitionCount: number }>();
+    for (const name of new Set(names)) {
+      const topic = await this.topics.get(name);
+      if (topic) byName.set(name, { topicId: topic.topicId, partitionCount: topic.partitionCount });
+    }
+    return { byName: (name) => byName.get(name) ?? null, nameOf: (topicId) => this.topics.getById(topicId)?.name ?? null };
+  }
+
+  /** ConsumerGroupDescribe: the consumer group, or GROUP_ID_NOT_FOUND as Kafka answers. */
+  async describeConsumerGroup(groupId: string): Promise<Omit<ConsumerGroupDescribeResponseDescribedGroup, 'authorizedOperations'>> {
+    const group = this.get(groupId);
+    if (!(group instanceof ConsumerGroup)) {
+      const message = group ? `Group ${groupId} is not a consumer group.` : `Group ${groupId} not found.`;
+      return { errorCode: ErrorCode.GROUP_ID_NOT_FOUND, errorMessage: message, groupId, groupState: '', groupEpoch: 0, assignmentEpoch: 0, assignorName: '', members: [] };
+    }
+    const names = new Map<string, string | null>();
+    for (const m of group.members.values()) {
+      for (const t of [...m.assigned.keys(), ...m.pendingRevocation.keys(), ...group.targetOf(m.memberId).keys()]) {
+        if (!names.has(t)) names.set(t, (await this.topics.getByIdLoading(t))?.name ?? null);
+      }
+    }
+    return describeConsumerGroup(group, (topicId) => names.get(topicId) ?? null);
   }
 
   private persist(group: Group): Promise<void> {
@@ -239,8 +368,11 @@ export class GroupCoordinator implements SlotOwner {
     const accepted = new Map<string, OffsetToCommit>();
     for (const p of partitions) {
       const topic = await this.topics.get(p.topic);
+      const partitionError = topic ? (group.validateOffsetCommitPartition?.({ ...committer, isTransactional: false }, topic.topicId, p.partition) ?? ErrorCode.NONE) : ErrorCode.NONE;
       if (!topic || p.partition < 0 || p.partition >= topic.partitionCount) {
         errors.push(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+      } else if (partitionError !== ErrorCode.NONE) {
+        errors.push(partitionError);
       } else if (metadataTooLarge(p.metadata, this.settings.offsetMetadataMaxBytes)) {
         errors.push(ErrorCode.OFFSET_METADATA_TOO_LARGE);
       } else {

@@ -69,6 +69,8 @@ export interface Group {
 
   /** The error code OffsetCommit or TxnOffsetCommit answers for this committer, or NONE. */
   validateOffsetCommit(committer: OffsetCommitter): number;
+  /** A consumer group's per-partition check (a member's older epoch may commit what it held since then), or NONE. */
+  validateOffsetCommitPartition?(committer: OffsetCommitter, topicId: string, partition: number): number;
   /** The error code OffsetFetch answers (member id and epoch: OffsetFetch v9+, null and -1 before), or NONE. */
   validateOffsetFetch(memberId: string | null, memberEpoch: number): number;
   /** The error code OffsetDelete answers for the whole request, or NONE. */

@@ -23,6 +23,8 @@ export default defineHandler({
     if (typeof groups === 'number') return respond(joinError(groups, groups === ErrorCode.GROUP_AUTHORIZATION_FAILED ? UNKNOWN_MEMBER_ID : request.memberId));
     if (!groups.validSessionTimeout(request.sessionTimeoutMs)) return respond(joinError(ErrorCode.INVALID_SESSION_TIMEOUT, request.memberId));
     const group = groups.getOrCreateClassicGroup(request.groupId);
+    // A consumer group with members: no classic member may join it (no online migration here).
+    if (!group) return respond(joinError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, request.memberId));
     const result = await group.join({
       groupId: request.groupId,
       memberId: request.memberId,

@@ -34,7 +34,11 @@ export default defineHandler({
           authorizedOperations: operations,
         };
       }
-      return { groupId, ...group.describe(), authorizedOperations: operations };
+      const description = group.describe();
+      // A group of another type is not found (v6+) or Dead (before), as an unknown group.
+      if (description.errorCode === ErrorCode.GROUP_ID_NOT_FOUND && ctx.apiVersion < 6)
+        return { groupId, ...description, errorCode: ErrorCode.NONE, errorMessage: null, authorizedOperations: operations };
+      return { groupId, ...description, authorizedOperations: operations };
     });
     return { throttleTimeMs: 0, groups: described };
   },

@@ -52,6 +52,8 @@ import describeCluster from './60-describe-cluster.js';
 import describeProducers from './61-describe-producers.js';
 import describeTransactions from './65-describe-transactions.js';
 import listTransactions from './66-list-transactions.js';
+import consumerGroupHeartbeat from './68-consumer-group-heartbeat.js';
+import consumerGroupDescribe from './69-consumer-group-describe.js';
 import listConfigResources from './74-list-config-resources.js';
 import describeTopicPartitions from './75-describe-topic-partitions.js';
 
@@ -102,6 +104,8 @@ export const handlers: Handler[] = [
   describeProducers,
   describeTransactions,
   listTransactions,
+  consumerGroupHeartbeat,
+  consumerGroupDescribe,
   listConfigResources,
   describeTopicPartitions,
   saslHandshake,

@@ -75,6 +75,8 @@ export const INTERNAL_FAILURE_CODES: ReadonlyMap<number, number | typeof CLOSE> 
   [61, KAFKA_STORAGE_ERROR], // DescribeProducers
   [65, COORDINATOR_NOT_AVAILABLE], // DescribeTransactions
   [66, COORDINATOR_NOT_AVAILABLE], // ListTransactions
+  [68, COORDINATOR_NOT_AVAILABLE], // ConsumerGroupHeartbeat
+  [69, COORDINATOR_NOT_AVAILABLE], // ConsumerGroupDescribe
   [74, REQUEST_TIMED_OUT], // ListConfigResources
   [75, REQUEST_TIMED_OUT], // DescribeTopicPartitions
 ]);

@@ -6,7 +6,11 @@
 import { readConsumerProtocolAssignment } from '../protocol/messages/consumer-protocol-assignment.js';
 import { Reader } from '../protocol/codec/reader.js';
 import { decodeRecords, readBatchHeaderAt, recordTimestamp } from '../protocol/records/index.js';
+import type { StoredConsumerGroup } from '../storage/pg/group-codec.js';
 import type { LagStore, PersistedMember } from '../storage/pg/lag-store.js';
+
+/** The member a lag row names as the partition's owner. */
+type PartitionOwner = Pick<PersistedMember, 'memberId' | 'clientId' | 'clientHost'>;
 
 export type LagSource = Pick<LagStore, 'committedOffsetPositions' | 'partitionOffsets' | 'groups'>;
 
@@ -53,10 +57,10 @@ export async function describeGroups(store: LagSource, opts: LagOptions = {}): P
   const [groups, positions] = await Promise.all([store.groups(ids), store.committedOffsetPositions(ids)]);
 
   const result = new Map<string, GroupLag>();
-  const owners = new Map<string, Map<string, PersistedMember>>();
+  const owners = new Map<string, Map<string, PartitionOwner>>();
   for (const g of groups) {
     result.set(g.groupId, { group: g.groupId, state: g.state, members: g.members.length, partitions: [] });
-    owners.set(g.groupId, g.protocolType === 'consumer' ? partitionOwners(g.members) : new Map());
+    owners.set(g.groupId, g.type === 'consumer' ? consumerGroupOwners(g) : g.protocolType === 'consumer' ? partitionOwners(g.members) : new Map());
   }
 
   const committed = new Set<string>();
@@ -75,7 +79,7 @@ export async function describeGroups(store: LagSource, opts: LagOptions = {}): P
   }
 
   // Partitions a member owns but the group has not committed yet (Kafka shows them with CURRENT-OFFSET "-").
-  const uncommitted: { group: string; topic: string; partition: number; member: PersistedMember }[] = [];
+  const uncommitted: { group: string; topic: string; partition: number; member: PartitionOwner }[] = [];
   for (const [group, byPartition] of owners) {
     for (const [key, member] of byPartition) {
       if (committed.has(`${group}\0${key}`)) continue;
@@ -103,7 +107,7 @@ function row(
   logEndOffset: bigint | null,
   lag: bigint | null,
   lagMs: number | null,
-  owner: PersistedMember | undefined,
+  owner: PartitionOwner | undefined,
 ): LagRow {
   return {
     group,
@@ -121,9 +125,24 @@ function row(
 
 const max0 = (n: bigint) => (n > 0n ? n : 0n);
 
+/** `topic\0partition` → the KIP-848 member that holds it (assigned or still to revoke). */
+function consumerGroupOwners(g: StoredConsumerGroup): Map<string, PartitionOwner> {
+  const names = new Map(Object.entries(g.subscriptionMetadata).map(([name, t]) => [t.topicId, name]));
+  const owners = new Map<string, PartitionOwner>();
+  for (const m of g.members) {
+    for (const held of [m.assigned, m.pendingRevocation]) {
+      for (const [topicId, partitions] of Object.entries(held)) {
+        const topic = names.get(topicId);
+        if (topic !== undefined) for (const p of Object.keys(partitions)) owners.set(`${topic}\0${p}`, m);
+      }
+    }
+  }
+  return owners;
+}
+
 /** `topic\0partition` → the member whose consumer-protocol assignment holds it. Undecodable assignments are skipped. */
-function partitionOwners(members: readonly PersistedMember[]): Map<string, PersistedMember> {
-  const owners = new Map<string, PersistedMember>();
+function partitionOwners(members: readonly PersistedMember[]): Map<string, PartitionOwner> {
+  const owners = new Map<string, PartitionOwner>();
   for (const m of members) {
     const buf = m.assignment;
     if (buf.length < 2) continue;

@@ -31,6 +31,19 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ PGKAFKA_SCHEMA: 'Bad-Name' })).toThrow(/schema/);
   });
 
+  it("holds the consumer-group session timeout and heartbeat interval to Kafka's bounds", () => {
+    expect(loadConfig({})).toMatchObject({ groupConsumerSessionTimeoutMs: 45000, groupConsumerHeartbeatIntervalMs: 5000 });
+    expect(() => loadConfig({ PGKAFKA_GROUP_CONSUMER_SESSION_TIMEOUT_MS: '6000' })).toThrow('group.consumer.session.timeout.ms must be greater than or equal to group.consumer.min.session.timeout.ms');
+    expect(() => loadConfig({ PGKAFKA_GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS: '20000' })).toThrow(
+      'group.consumer.heartbeat.interval.ms must be less than or equal to group.consumer.max.heartbeat.interval.ms',
+    );
+    const small = { PGKAFKA_GROUP_CONSUMER_MIN_SESSION_TIMEOUT_MS: '1000', PGKAFKA_GROUP_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS: '500' };
+    expect(loadConfig({ ...small, PGKAFKA_GROUP_CONSUMER_SESSION_TIMEOUT_MS: '3000', PGKAFKA_GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS: '500' }).groupConsumerSessionTimeoutMs).toBe(3000);
+    expect(() => loadConfig({ ...small, PGKAFKA_GROUP_CONSUMER_SESSION_TIMEOUT_MS: '1000', PGKAFKA_GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS: '1000' })).toThrow(
+      'group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms',
+    );
+  });
+
   it('validates the ACL and pipelining options', () => {
     expect(loadConfig({ PGKAFKA_SUPER_USERS: ' User:admin ; User:ops;' }).superUsers).toBe('User:admin;User:ops');
     expect(() => loadConfig({ PGKAFKA_SUPER_USERS: 'admin' })).toThrow(/superUsers/);

@@ -142,7 +142,7 @@ describe('a classic group as a Group', () => {
 
   it('is stored as the Stable group it becomes, and restored from that with the same generation and assignments', async () => {
     const results = await stable({ clientId: 'a' }, { clientId: 'b' });
-    const snapshot = stored.at(-1)!.toStored();
+    const snapshot = (stored.at(-1) as ClassicGroup).toStored();
     expect(snapshot).toMatchObject({ type: 'classic', groupId: 'g', generation: 1, state: 'Stable', protocolType: 'consumer', protocolName: 'range', leaderId: results[0]!.leader });
     expect(snapshot.members.map((m) => m.assignment.toString())).toEqual(['assignment-0', 'assignment-1']);
 

@@ -4,8 +4,8 @@
 // column names the kind of group (Kafka's GroupType); its `members` column is
 // that type's JSON. Bytes travel as base64 inside the JSON.
 
-/** The group types a row may name; this broker stores classic groups only. */
-export type StoredGroupType = 'classic';
+/** The group types a row may name: classic groups and KIP-848 consumer groups. */
+export type StoredGroupType = 'classic' | 'consumer';
 
 export interface StoredClassicMember {
   memberId: string;
@@ -32,7 +32,50 @@ export interface StoredClassicGroup {
   members: StoredClassicMember[];
 }
 
-export type StoredGroup = StoredClassicGroup;
+/** Topic id → partition → the epoch at which the member was given it. */
+export type StoredPartitionEpochs = Record<string, Record<string, number>>;
+
+export interface StoredConsumerMember {
+  memberId: string;
+  instanceId: string | null;
+  rackId: string | null;
+  clientId: string;
+  clientHost: string;
+  rebalanceTimeoutMs: number;
+  subscribedTopicNames: string[];
+  subscribedTopicRegex: string | null;
+  serverAssignor: string | null;
+  memberEpoch: number;
+  previousMemberEpoch: number;
+  state: string;
+  assigned: StoredPartitionEpochs;
+  pendingRevocation: StoredPartitionEpochs;
+  /** The member's partitions in the target assignment: topic id → partitions. */
+  target: Record<string, number[]>;
+}
+
+/**
+ * A KIP-848 consumer group as of its last change (Kafka's consumer group
+ * records: group epoch, subscription metadata, target assignment and each
+ * member's subscription and current assignment). The `generation` column
+ * holds the group epoch; the `members` column holds this whole JSON.
+ */
+export interface StoredConsumerGroup {
+  type: 'consumer';
+  groupId: string;
+  groupEpoch: number;
+  assignmentEpoch: number;
+  /** When the target was last computed (epoch ms), 0 for never: group.consumer.assignment.interval.ms counts from it. */
+  assignmentTimestamp: number;
+  /** The state's name as ListGroups spells it (what the lag readers show). */
+  state: string;
+  stateSince: Date;
+  /** Subscribed topic name → its id and partition count when the target was last computed. */
+  subscriptionMetadata: Record<string, { topicId: string; partitionCount: number }>;
+  members: StoredConsumerMember[];
+}
+
+export type StoredGroup = StoredClassicGroup | StoredConsumerGroup;
 
 /** A row of table groups, as node-postgres returns it. */
 export interface GroupRow {
@@ -65,6 +108,10 @@ const fromBase64 = (s: string | undefined): Buffer => Buffer.from(s ?? '', 'base
 export function encodeGroup(
   g: StoredGroup,
 ): [groupId: string, type: StoredGroupType, protocolType: string | null, protocolName: string | null, generation: number, leaderId: string | null, state: string, stateSince: Date, members: string] {
+  if (g.type === 'consumer') {
+    const json: ConsumerGroupJson = { assignmentEpoch: g.assignmentEpoch, assignmentTimestamp: g.assignmentTimestamp, subscriptionMetadata: g.subscriptionMetadata, members: g.members };
+    return [g.groupId, 'consumer', 'consumer', null, g.groupEpoch, null, g.state, g.stateSince, JSON.stringify(json)];
+  }
   const members: MemberJson[] = g.members.map((m) => ({
     memberId: m.memberId,
     groupInstanceId: m.groupInstanceId,
@@ -84,6 +131,7 @@ export function encodeGroup(
  * leaves out read as Kafka's defaults for them.
  */
 export function decodeGroup(row: GroupRow): StoredGroup | null {
+  if (row.type === 'consumer') return decodeConsumerGroup(row);
   if (row.type !== 'classic') return null;
   const members = Array.isArray(row.members) ? (row.members as MemberJson[]) : [];
   return {
@@ -105,5 +153,28 @@ export function decodeGroup(row: GroupRow): StoredGroup | null {
       protocols: (m.protocols ?? []).map((p) => ({ name: p.name, metadata: fromBase64(p.metadata) })),
       assignment: fromBase64(m.assignment),
     })),
+  };
+}
+
+/** The members column of a consumer group. */
+interface ConsumerGroupJson {
+  assignmentEpoch: number;
+  assignmentTimestamp: number;
+  subscriptionMetadata: StoredConsumerGroup['subscriptionMetadata'];
+  members: StoredConsumerMember[];
+}
+
+function decodeConsumerGroup(row: GroupRow): StoredConsumerGroup {
+  const json = (row.members !== null && typeof row.members === 'object' && !Array.isArray(row.members) ? row.members : {}) as Partial<ConsumerGroupJson>;
+  return {
+    type: 'consumer',
+    groupId: row.group_id,
+    groupEpoch: row.generation,
+    assignmentEpoch: json.assignmentEpoch ?? 0,
+    assignmentTimestamp: json.assignmentTimestamp ?? 0,
+    state: row.state,
+    stateSince: row.state_since,
+    subscriptionMetadata: json.subscriptionMetadata ?? {},
+    members: json.members ?? [],
   };
 }

@@ -67,6 +67,7 @@ public final class Runner {
       case "staticMembership": return Groups.staticMembership(this, op);
       case "staticJoin": return Groups.staticJoin(this, op);
       case "openTransaction": return ClusterAdmins.openTransaction(this, op);
+      case "joinOneAtATime": return Kip848.joinOneAtATime(this, op);
       case "transactions": return Txns.readProcessWrite(this, op);
       case "latency": return Latency.run(this, op);
       default: return Admins.run(this, name, op);

@@ -1,0 +1,52 @@
+// KIP-848 (group.protocol=consumer) with librdkafka: confluent-kafka-python
+// 2.16.1 from the PyPI venv (librdkafka 2.12+), one member per child process
+// (groups_driver.py). Scenarios of issue 17: members joining one at a time
+// (and the same with the classic protocol, for the pauses), a member killed
+// (its partitions move after the session timeout, uncommitted records come
+// again), a static member restarted.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestBroker, type TestBroker } from '../../test/support/broker.js';
+import { joinOneAtATime, staticRestartConsumerProtocol } from './kip848-scenarios.js';
+import { killMidBatch, type MemberEnv } from './member-scenarios.js';
+import { kit, pyConsumerProtocolMember, pyVenvClassicMember, type Kit } from './support.js';
+
+let broker: TestBroker;
+let k: Kit;
+beforeAll(async () => {
+  broker = await startTestBroker({
+    autoCreateTopicsEnable: false,
+    groupMinSessionTimeoutMs: 1000,
+    groupInitialRebalanceDelayMs: 300,
+    // A short session, so a killed member's partitions move within seconds.
+    groupConsumerMinSessionTimeoutMs: 1000,
+    groupConsumerSessionTimeoutMs: 4000,
+    groupConsumerMinHeartbeatIntervalMs: 100,
+    groupConsumerHeartbeatIntervalMs: 500,
+  });
+  k = await kit(broker);
+});
+afterAll(async () => {
+  await k?.close();
+  await broker?.destroy();
+});
+
+const env: MemberEnv = { broker: () => broker, kit: () => k, spawn: (req) => pyConsumerProtocolMember(req, 90_000), tag: 'k848', sessionMs: 4000 };
+
+describe('librdkafka (confluent-kafka-python 2.16.1) with group.protocol=consumer', () => {
+  it('1 members join one at a time: every partition owned once, every record consumed once; pauses next to the classic protocol', async () => {
+    const consumer = await joinOneAtATime(broker, k, (req) => pyConsumerProtocolMember(req, 90_000), 'k848-join');
+    const classic = await joinOneAtATime(broker, k, (req) => pyVenvClassicMember(req, 90_000), 'k848-join-classic');
+    // The figures the issue asks for: the longest pause each member saw while the group grew (ms).
+    console.log(`KIP-848 join pauses (ms), consumer protocol: ${consumer.pauses.join(' ')} (${consumer.records} records)`);
+    console.log(`KIP-848 join pauses (ms), classic protocol:  ${classic.pauses.join(' ')} (${classic.records} records)`);
+    expect(consumer.pauses).toHaveLength(8);
+  }, 150_000);
+
+  it('2 a member killed mid-batch: its partitions move after the session timeout, records after its last commit come again', () => killMidBatch(env), 60_000);
+
+  it(
+    '4 a static member restarted gets its partitions back, with no epoch change for the others',
+    () => staticRestartConsumerProtocol(broker, k, (req) => pyConsumerProtocolMember(req, 60_000), 'k848-static'),
+    60_000,
+  );
+});

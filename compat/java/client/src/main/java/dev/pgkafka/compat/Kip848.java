@@ -1,0 +1,193 @@
+package dev.pgkafka.compat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * Members joining a group one at a time while a producer keeps writing (issue
+ * 17's first scenario), with either group protocol: every partition owned by
+ * at most one member at any moment (judged in the members' own rebalance
+ * callbacks), every record consumed exactly once (commitSync after each poll
+ * and when partitions are revoked), and the longest pause each member saw
+ * between two records while the group grew.
+ */
+final class Kip848 {
+  private Kip848() {}
+
+  /** Partition → the member holding it, as the callbacks say; a second holder is a violation. */
+  static final class Ownership {
+    final Map<Integer, String> owner = new HashMap<>();
+    final List<String> violations = new ArrayList<>();
+
+    synchronized void assigned(String member, Collection<TopicPartition> tps) {
+      for (TopicPartition tp : tps) {
+        String previous = owner.putIfAbsent(tp.partition(), member);
+        if (previous != null && !previous.equals(member)) violations.add(tp.partition() + " assigned to " + member + " while " + previous + " holds it");
+      }
+    }
+
+    synchronized void released(String member, Collection<TopicPartition> tps) {
+      for (TopicPartition tp : tps) owner.remove(tp.partition(), member);
+    }
+
+    synchronized int owned() {
+      return owner.size();
+    }
+  }
+
+  static final class Member implements Runnable {
+    final String name;
+    final KafkaConsumer<byte[], byte[]> consumer;
+    final String topic;
+    final Ownership ownership;
+    final Map<String, Integer> seen;
+    final AtomicBoolean stop = new AtomicBoolean();
+    final AtomicBoolean measuring;
+    final Thread thread;
+    volatile long lastRecordAt = 0;
+    volatile long longestPause = 0;
+    volatile String error;
+
+    Member(Runner run, JsonNode op, String name, Ownership ownership, Map<String, Integer> seen, AtomicBoolean measuring) {
+      this.name = name;
+      this.topic = op.path("topic").asText();
+      this.ownership = ownership;
+      this.seen = seen;
+      this.measuring = measuring;
+      Properties p = run.props(op);
+      p.put("group.id", op.path("group").asText());
+      p.put("group.protocol", op.path("groupProtocol").asText());
+      p.put("client.id", name);
+      p.put("auto.offset.reset", "earliest");
+      p.put("enable.auto.commit", "false");
+      consumer = Records.consumer(p);
+      thread = new Thread(this, name);
+    }
+
+    @Override
+    public void run() {
+      try {
+        consumer.subscribe(List.of(topic), new ConsumerRebalanceListener() {
+          @Override
+          public void onPartitionsRevoked(Collection<TopicPartition> tps) {
+            // What was read is committed before the partitions go, so their next owner starts after it.
+            consumer.commitSync(Duration.ofSeconds(10));
+            ownership.released(name, tps);
+          }
+
+          @Override
+          public void onPartitionsLost(Collection<TopicPartition> tps) {
+            ownership.released(name, tps);
+          }
+
+          @Override
+          public void onPartitionsAssigned(Collection<TopicPartition> tps) {
+            ownership.assigned(name, tps);
+          }
+        });
+        while (!stop.get()) {
+          ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
+          long now = System.currentTimeMillis();
+          if (!records.isEmpty()) {
+            if (lastRecordAt > 0 && measuring.get()) longestPause = Math.max(longestPause, now - lastRecordAt);
+            lastRecordAt = now;
+            for (ConsumerRecord<byte[], byte[]> r : records) seen.merge(r.partition() + ":" + r.offset(), 1, Integer::sum);
+            consumer.commitSync(Duration.ofSeconds(10));
+          }
+        }
+      } catch (Exception e) {
+        error = Runner.describe(e);
+      } finally {
+        consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(10)));
+      }
+    }
+  }
+
+  /**
+   * "members" consumers of group "group" ("groupProtocol": consumer or
+   * classic) join every "joinEveryMs" while a producer writes one record to
+   * each of the topic's "partitions" partitions every 100 ms; once all have
+   * joined and every partition is owned again for "settleMs", production
+   * stops and the members read everything.
+   */
+  static Object joinOneAtATime(Runner run, JsonNode op) throws Exception {
+    int partitions = op.path("partitions").asInt();
+    int n = op.path("members").asInt();
+    Ownership ownership = new Ownership();
+    Map<String, Integer> seen = new ConcurrentHashMap<>();
+    AtomicBoolean measuring = new AtomicBoolean(true);
+    AtomicBoolean producing = new AtomicBoolean(true);
+    AtomicInteger sent = new AtomicInteger();
+    List<String> producerErrors = new ArrayList<>();
+    String topic = op.path("topic").asText();
+    Thread producer = new Thread(() -> {
+      try (KafkaProducer<byte[], byte[]> p = Records.producer(run.props(null))) {
+        while (producing.get()) {
+          for (int i = 0; i < partitions; i++) p.send(new ProducerRecord<>(topic, i, null, ("v" + sent.get() + "-" + i).getBytes(StandardCharsets.UTF_8))).get();
+          sent.addAndGet(partitions);
+          Thread.sleep(100);
+        }
+      } catch (Exception e) {
+        synchronized (producerErrors) {
+          producerErrors.add(Runner.describe(e));
+        }
+      }
+    }, "producer");
+    producer.start();
+    List<Member> members = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      Member m = new Member(run, op, "m" + i, ownership, seen, measuring);
+      members.add(m);
+      m.thread.start();
+      Thread.sleep(op.path("joinEveryMs").asLong(1000));
+    }
+    long settleMs = op.path("settleMs").asLong(3000);
+    long settledSince = 0;
+    long deadline = System.currentTimeMillis() + 60_000;
+    while (System.currentTimeMillis() < deadline) {
+      if (ownership.owned() == partitions) {
+        if (settledSince == 0) settledSince = System.currentTimeMillis();
+        if (System.currentTimeMillis() - settledSince >= settleMs) break;
+      } else {
+        settledSince = 0;
+      }
+      Thread.sleep(100);
+    }
+    measuring.set(false);
+    producing.set(false);
+    producer.join(30_000);
+    int total = sent.get();
+    Groups.await(() -> seen.size() >= total, 30_000);
+    Thread.sleep(1500); // duplicates, if any, would come now
+    for (Member m : members) m.stop.set(true);
+    for (Member m : members) m.thread.join(30_000);
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("sent", total);
+    out.put("distinct", seen.size());
+    out.put("duplicates", seen.values().stream().filter(c -> c > 1).count());
+    out.put("violations", ownership.violations);
+    out.put("pausesMs", members.stream().map(m -> m.longestPause).toList());
+    List<String> errors = new ArrayList<>(producerErrors);
+    for (Member m : members) if (m.error != null) errors.add(m.name + ": " + m.error);
+    out.put("errors", errors);
+    return out;
+  }
+}
