@@ -1,24 +1,30 @@
 // The outbox relay: records sent from SQL (send(), migration 0013) wait in
-// the outbox until their transaction commits; its NOTIFY (delivered at commit
-// only) names the partition, and the relay appends the partition's committed
-// records, in commit order, as magic-v2 batches through the partition's
-// append queue (between two flushes), deleting them in the statement that
-// appends them. Every broker runs one; of two relays on a partition, the
-// statement's claim lets one append and the other find nothing (see
-// storage/pg/outbox-store.ts). A sweep at start-up, after a lost LISTEN
-// connection and every SWEEP_INTERVAL_MS covers NOTIFYs nobody heard (a
-// commit while every broker was down).
+// the outbox until their transaction commits; the relay appends the
+// partition's committed records, in commit order, as magic-v2 batches through
+// the partition's append queue (between two flushes), deleting them in the
+// statement that appends them. Every broker runs one; of two relays on a
+// partition, the statement's claim lets one append and the other find nothing
+// (see storage/pg/outbox-store.ts).
+//
+// Waking it (migration 0017): a NOTIFY per sending transaction would
+// serialise their commits (PostgreSQL's notification queue lock), so once a
+// NOTIFY (delivered at commit only) or a sweep finds records, the relay polls
+// the outbox every POLL_MS and holds the lock that tells sending transactions
+// not to NOTIFY; after IDLE_AFTER_MS without records it lets go, waits for
+// the transactions that saw it polling, and looks once more. A sweep at
+// start-up, after a lost LISTEN connection and every SWEEP_INTERVAL_MS covers
+// NOTIFYs nobody heard (a commit while every broker was down).
 import type { Clock } from '../clock.js';
 import type { Logger } from '../observability/logger.js';
 import { LogCode } from '../observability/log-codes.js';
 import { buildBatch, setLogAppendTime, parseBatches, type Compression } from '../protocol/records/index.js';
 import type { Appended, BatchToAppend } from '../storage/log-types.js';
-import type { OutboxPending, OutboxRecord } from '../storage/outbox-types.js';
+import type { OutboxPending, OutboxPolling, OutboxRecord } from '../storage/outbox-types.js';
 import type { PartitionLog } from './partition-log.js';
 import type { TopicConfig } from './topic-configs.js';
 import type { Topic } from './topic-manager.js';
 
-export type { OutboxPending, OutboxRecord } from '../storage/outbox-types.js';
+export type { OutboxPending, OutboxPolling, OutboxRecord } from '../storage/outbox-types.js';
 
 /** The outbox's statements (OutboxStore). */
 export interface OutboxStorage {
@@ -31,6 +37,7 @@ export interface OutboxStorage {
     offsetCount: bigint,
     batches: readonly BatchToAppend[],
   ): Promise<Appended | 'claimed' | null>;
+  startPolling(): Promise<OutboxPolling | null>;
 }
 
 /** What the relay needs of the log and the topics (LogManager, TopicManager). */
@@ -53,6 +60,10 @@ const MAX_BATCH_BYTES = 1024 * 1024;
 const SWEEP_INTERVAL_MS = 10_000;
 /** A partition whose relay failed (PostgreSQL away) is tried again after this long. */
 const RETRY_MS = 1000;
+/** While polling: how often the relay looks for committed records (the added COMMIT → log latency, half of it on average). */
+const POLL_MS = 5;
+/** Polling stops after this long without records (sending transactions NOTIFY again). */
+const IDLE_AFTER_MS = 200;
 
 const CODECS: Record<TopicConfig['compressionType'], Compression> = { producer: 0, uncompressed: 0, gzip: 1, snappy: 2, lz4: 3, zstd: 4 };
 
@@ -62,6 +73,8 @@ export class OutboxRelay {
   private readonly running = new Map<string, { again: boolean; done: Promise<void> }>();
   private sweepTimer: NodeJS.Timeout | null = null;
   private stopped = false;
+  /** Polling (or starting to): sending transactions do not NOTIFY meanwhile. */
+  private polling: Promise<void> | null = null;
 
   constructor(options: OutboxRelayOptions) {
     this.o = options;
@@ -78,22 +91,64 @@ export class OutboxRelay {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
+    await this.polling;
     await Promise.all([...this.running.values()].map((r) => r.done));
   }
 
   /** A send's NOTIFY: `topicId:partition`. */
   notified(payload: string): void {
     const [topicId, partition] = payload.split(':');
-    if (topicId && partition !== undefined && /^\d+$/.test(partition)) this.relay(topicId, Number(partition));
+    if (topicId && partition !== undefined && /^\d+$/.test(partition)) {
+      this.relay(topicId, Number(partition));
+      this.poll();
+    }
   }
 
   /** Relays every partition with committed records pending (NOTIFYs may have been missed). */
   sweep(): void {
     if (this.stopped) return;
     this.o.store.pendingPartitions().then(
-      (partitions) => partitions.forEach((p) => this.relay(p.topicId, p.partition)),
+      (partitions) => {
+        partitions.forEach((p) => this.relay(p.topicId, p.partition));
+        if (partitions.length > 0) this.poll();
+      },
       (err: Error) => this.o.log.warn({ err: err.message, code: LogCode.SQL_SEND_RELAY_FAILED }, 'outbox sweep failed'),
     );
+  }
+
+  /** Starts polling unless this relay already does (or another broker's: then its NOTIFYs stop, and that relay finds the records). */
+  private poll(): void {
+    if (this.polling || this.stopped) return;
+    this.polling = this.pollWhileBusy().then(
+      (polled) => {
+        this.polling = null;
+        if (polled) this.sweep(); // what committed as it stopped (those transactions did not NOTIFY)
+      },
+      (err: Error) => {
+        this.polling = null;
+        this.o.log.warn({ err: err.message, code: LogCode.SQL_SEND_RELAY_FAILED }, 'outbox polling failed; retrying');
+        setTimeout(() => this.sweep(), RETRY_MS).unref();
+      },
+    );
+  }
+
+  /** False when another relay polls (or a sending transaction probes the lock just now, and so NOTIFYs). */
+  private async pollWhileBusy(): Promise<boolean> {
+    const polling = await this.o.store.startPolling();
+    if (!polling) return false;
+    try {
+      let busyAt = this.o.clock.now();
+      while (!this.stopped) {
+        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+        const partitions = await this.o.store.pendingPartitions();
+        partitions.forEach((p) => this.relay(p.topicId, p.partition));
+        if (partitions.length > 0 || this.running.size > 0) busyAt = this.o.clock.now();
+        else if (this.o.clock.now() - busyAt >= IDLE_AFTER_MS) break;
+      }
+    } finally {
+      await polling.stop();
+    }
+    return true;
   }
 
   private relay(topicId: string, partition: number): void {

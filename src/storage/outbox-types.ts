@@ -19,3 +19,8 @@ export interface OutboxPending {
 
 /** What the relay's append found: appended, the records claimed by another broker's relay first, or no such partition. */
 export type OutboxAppended = Appended | 'claimed' | null;
+
+/** A relay polling the outbox (sending transactions do not NOTIFY meanwhile); stop() returns once every transaction that saw it polling has ended. */
+export interface OutboxPolling {
+  stop(): Promise<void>;
+}

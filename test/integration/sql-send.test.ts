@@ -85,6 +85,20 @@ describe('producing from SQL', () => {
     expect(Date.now() - started).toBeLessThan(15_000);
   });
 
+  it('wakes a parked long poll at each commit, whether the relay is polling the outbox or has stopped (sends a moment apart and after a pause)', async () => {
+    await createTopic('wake-again');
+    for (let i = 0; i < 6; i++) {
+      const started = Date.now();
+      const parked = fetchRecords(client, 'wake-again', 0, BigInt(i), 30_000);
+      // 400 ms: the relay has stopped polling and the transaction must NOTIFY; 20 ms: it still polls.
+      await sleep(i % 2 === 0 ? 400 : 20);
+      await inTransaction(app, (c) => sqlSend(c, 'wake-again', 'k', `v${i}`));
+      const { records } = await parked;
+      expect(records.map((r) => text(r.value))).toEqual([`v${i}`]);
+      expect(Date.now() - started).toBeLessThan(5_000); // not by the relay's 10 s sweep
+    }
+  });
+
   it('picks the partition kafkajs and the Java client pick for a key; the one given; one per transaction without a key', async () => {
     await createTopic('routed', 6);
     const partitioner = Partitioners.DefaultPartitioner();

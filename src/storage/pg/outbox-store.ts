@@ -4,9 +4,9 @@
 import type pg from 'pg';
 import { APPEND_SQL, appendParams } from './log-store.js';
 import type { BatchToAppend } from '../log-types.js';
-import type { OutboxAppended, OutboxPending } from '../outbox-types.js';
+import type { OutboxAppended, OutboxPending, OutboxPolling } from '../outbox-types.js';
 
-export type { OutboxAppended, OutboxPending, OutboxRecord } from '../outbox-types.js';
+export type { OutboxAppended, OutboxPending, OutboxPolling, OutboxRecord } from '../outbox-types.js';
 
 // The first `$3` commits of the partition, and their records.
 const PENDING_SQL = `
@@ -93,5 +93,40 @@ export class OutboxStore {
     if (!row.ok) return 'claimed';
     if (row.base === null || row.hw === null || row.log_start_offset === null) return null;
     return { baseOffset: row.base, highWatermark: row.hw, logStartOffset: row.log_start_offset };
+  }
+
+  /**
+   * Takes the lock that says a relay is polling the outbox (migration 0017):
+   * while it is held, sending transactions do not NOTIFY. Null when another
+   * relay holds it, or a sending transaction is probing it just now. The lock
+   * is a session's, so it goes with the connection if the broker dies.
+   */
+  async startPolling(): Promise<OutboxPolling | null> {
+    const client = await this.pool.connect();
+    let ok: boolean;
+    try {
+      ok = (await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext(current_schema()), 1) AS ok')).rows[0]!.ok;
+    } catch (err) {
+      client.release(err as Error);
+      throw err;
+    }
+    if (!ok) {
+      client.release();
+      return null;
+    }
+    return {
+      // Then waits until every sending transaction that saw the lock held has committed (or rolled back): after this, a look at the outbox sees their records.
+      stop: async () => {
+        try {
+          await client.query('SELECT pg_advisory_unlock(hashtext(current_schema()), 1)');
+          await client.query('SELECT pg_advisory_lock(hashtext(current_schema()), 2)');
+          await client.query('SELECT pg_advisory_unlock(hashtext(current_schema()), 2)');
+          client.release();
+        } catch (err) {
+          client.release(err as Error); // the connection, and its locks, go
+          throw err;
+        }
+      },
+    };
   }
 }
