@@ -21,8 +21,9 @@ export function localDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): 
   let dataDir: string;
   try {
     dataDir = resolve(chooseDataDir(config.dataDir, process.getuid?.() === 0).dir);
-  } catch (err) {
-    return { error: (err as Error).message };
+  } catch {
+    // A directory postgres could not enter holds no running server of ours: said below.
+    dataDir = resolve(config.dataDir);
   }
   const pidFile = resolve(dataDir, 'pg', 'postmaster.pid');
   let lines: string[];
