@@ -410,6 +410,8 @@ export interface GoSecurityOptions {
   authError: string;
   /** The dataset the client can send (empty/null values). */
   dataset?: DatasetOptions;
+  /** The group id the client's group-less reader still names (librdkafka's consumer has one): `app` gets READ on it. */
+  readerGroup?: string;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -452,6 +454,19 @@ export function goSecurityTests(getBin: () => string, o: GoSecurityOptions): voi
           permissionType: AclPermission.ALLOW,
         })),
       );
+      if (o.readerGroup) {
+        await broker.context.authorizer.create([
+          {
+            resourceType: ResourceType.GROUP,
+            resourceName: o.readerGroup,
+            patternType: PatternType.LITERAL,
+            principal: 'User:app',
+            host: '*',
+            operation: AclOperation.READ,
+            permissionType: AclPermission.ALLOW,
+          },
+        ]);
+      }
     }, 60_000);
     afterAll(async () => {
       await broker?.destroy();
