@@ -3,11 +3,12 @@
 // delivery reports (every codec, idempotent, transactional), Consumer with
 // Assign() for group-less reads and Subscribe() for groups, AdminClient
 // (topics, configs, partitions, groups and offsets, DeleteRecords, ACLs,
-// DescribeCluster) and SendOffsetsToTransaction.
+// DescribeCluster) and SendOffsetsToTransaction; SASL PLAIN and SCRAM-SHA-512
+// over TLS (goSecurityTests).
 import { afterAll, beforeAll, describe } from 'vitest';
 import { startTestBroker, type TestBroker } from '../test/support/broker.js';
 import { runScenarios } from './scenarios.js';
-import { buildGo, goScenarios } from './support/go.js';
+import { buildGo, goScenarios, goSecurityTests } from './support/go.js';
 
 let broker: TestBroker;
 let bin: string;
@@ -32,4 +33,6 @@ describe('confluent-kafka-go', () => {
     ),
     45_000,
   );
+  // Its Assign() reader is a Consumer with a group.id, for which librdkafka sends FindCoordinator: app needs READ on that group.
+  goSecurityTests(() => bin, { tag: 'ckg', authError: 'kafka.ErrAuthentication', readerGroup: 'compat-unused' });
 });

@@ -3,11 +3,12 @@
 // resume, a second member rebalancing), kadm admin (topics, configs,
 // partitions, groups and lag, DeleteRecords, ACLs, brokers), DescribeCluster
 // as a raw kmsg request, the idempotent producer (franz-go's default),
-// transactions and a GroupTransactSession.
+// transactions and a GroupTransactSession; SASL PLAIN and SCRAM-SHA-512 over
+// TLS (goSecurityTests).
 import { afterAll, beforeAll, describe } from 'vitest';
 import { startTestBroker, type TestBroker } from '../test/support/broker.js';
 import { runScenarios } from './scenarios.js';
-import { buildGo, goScenarios } from './support/go.js';
+import { buildGo, goScenarios, goSecurityTests } from './support/go.js';
 
 let broker: TestBroker;
 let bin: string;
@@ -32,4 +33,5 @@ describe('franz-go', () => {
     ),
     45_000,
   );
+  goSecurityTests(() => bin, { tag: 'fg', authError: 'kerr.SaslAuthenticationFailed' });
 });

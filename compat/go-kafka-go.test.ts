@@ -2,12 +2,13 @@
 // codec) and Reader (one partition, or a group with CommitMessages) as
 // applications use them, kafka.ConsumerGroup generations for the rebalance,
 // and kafka.Client for admin (topics, configs, partitions, groups and
-// offsets, ACLs). kafka-go has no idempotent or transactional producer and
-// no DeleteRecords or DescribeCluster call.
+// offsets, ACLs); SASL PLAIN and SCRAM-SHA-512 over TLS on the Transport and
+// the Reader's Dialer (goSecurityTests). kafka-go has no idempotent or
+// transactional producer and no DeleteRecords or DescribeCluster call.
 import { afterAll, beforeAll, describe } from 'vitest';
 import { startTestBroker, type TestBroker } from '../test/support/broker.js';
 import { runScenarios } from './scenarios.js';
-import { buildGo, goScenarios } from './support/go.js';
+import { buildGo, goScenarios, goSecurityTests } from './support/go.js';
 
 let broker: TestBroker;
 let bin: string;
@@ -44,4 +45,5 @@ describe('kafka-go', () => {
     ),
     45_000,
   );
+  goSecurityTests(() => bin, { tag: 'kg', authError: 'kafka.SASLAuthenticationFailed', dataset: { emptyValue: false } });
 });

@@ -4,11 +4,12 @@
 // (ConsumePartition), ConsumerGroup (manual commit, resume, range rebalance
 // on a second member), ClusterAdmin (topics, configs, partitions, groups and
 // offsets, DeleteRecords, ACLs, DescribeCluster) and a consume-transform-
-// produce loop with AddMessageToTxn. Sarama's default version: FINDINGS.md.
+// produce loop with AddMessageToTxn; SASL PLAIN and SCRAM-SHA-512 (xdg-go/scram)
+// over TLS (goSecurityTests). Sarama's default version: FINDINGS.md.
 import { afterAll, beforeAll, describe } from 'vitest';
 import { startTestBroker, type TestBroker } from '../test/support/broker.js';
 import { runScenarios } from './scenarios.js';
-import { buildGo, goScenarios } from './support/go.js';
+import { buildGo, goScenarios, goSecurityTests } from './support/go.js';
 
 let broker: TestBroker;
 let bin: string;
@@ -32,4 +33,5 @@ describe('sarama', () => {
     ),
     45_000,
   );
+  goSecurityTests(() => bin, { tag: 'sr', authError: 'sarama.ErrSASLAuthenticationFailed', env: { SARAMA_VERSION: process.env.SARAMA_VERSION ?? '4.3.1' } });
 });

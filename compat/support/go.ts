@@ -3,8 +3,12 @@
 // makes a rebuild quick), then run once per scenario with a batch of steps
 // as JSON on stdin and their results as JSON on stdout (internal/runner).
 import { fileURLToPath } from 'node:url';
-import { expect } from 'vitest';
-import type { TestBroker } from '../../test/support/broker.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { credentialFromPassword } from '../../src/security/scram.js';
+import { AclOperation, AclPermission, PatternType, ResourceType } from '../../src/security/acl.js';
+import { makeTestPki, type TestPki } from '../../test/security/certs.js';
+import { startTestBroker, type TestBroker } from '../../test/support/broker.js';
+import { addUser } from '../../test/support/sasl.js';
 import type { Scenario, ScenarioFns } from '../scenarios.js';
 import { dataset, expectRecords, expectStoredCodec, fromJson, readStored, toJson, type Codec, type DatasetOptions, type JsonRead, type Rec } from './records.js';
 import { runOk } from './spawn.js';
@@ -39,9 +43,19 @@ export interface GoStep {
   [arg: string]: unknown;
 }
 
+/** How every client of a run connects (internal/runner's Security); absent, PLAINTEXT. */
+export interface GoSecurity {
+  protocol: 'SASL_SSL' | 'SASL_PLAINTEXT' | 'SSL';
+  mechanism?: 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512';
+  username?: string;
+  password?: string;
+  /** PEM file of the CA the client trusts (SSL, SASL_SSL). */
+  caFile?: string;
+}
+
 /** Runs the built client with `steps`; one result per step (the runner exits non-zero, and this throws, when a step fails). */
-export async function runGo(bin: string, bootstrap: string, steps: GoStep[], env: NodeJS.ProcessEnv = {}, timeoutMs = 40_000): Promise<unknown[]> {
-  const r = await runOk(bin, [], { input: JSON.stringify({ bootstrap, steps }), timeoutMs, env });
+export async function runGo(bin: string, bootstrap: string, steps: GoStep[], env: NodeJS.ProcessEnv = {}, timeoutMs = 40_000, security?: GoSecurity): Promise<unknown[]> {
+  const r = await runOk(bin, [], { input: JSON.stringify({ bootstrap, security, steps }), timeoutMs, env });
   return (JSON.parse(r.stdout.toString('utf8')) as { results: unknown[] }).results;
 }
 
@@ -387,4 +401,99 @@ function allGoScenarios(getBin: () => string, getBroker: () => TestBroker, o: Go
       expect(res.after.partitions).toEqual({}); // a completed transaction has no partitions left
     },
   };
+}
+
+export interface GoSecurityOptions {
+  /** Prefix of every topic name. */
+  tag: string;
+  /** The kind of error the client reports for a refused login (its runner's `login` op names it). */
+  authError: string;
+  /** The dataset the client can send (empty/null values). */
+  dataset?: DatasetOptions;
+  /** The group id the client's group-less reader still names (librdkafka's consumer has one): `app` gets READ on it. */
+  readerGroup?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * SASL and TLS, shared by the Go test files: a broker with a SASL_SSL
+ * listener only, the authorizer on and `admin` its super user. `admin`
+ * creates the topics (SASL/PLAIN); `app`, allowed to write and read them by
+ * prefixed ACLs, produces and fetches back with SASL/PLAIN and with
+ * SCRAM-SHA-512, each over TLS trusting the test CA; a wrong password is
+ * refused with the client's own authentication error.
+ */
+export function goSecurityTests(getBin: () => string, o: GoSecurityOptions): void {
+  describe('SASL / TLS', () => {
+    let pki: TestPki;
+    let broker: TestBroker;
+    const t = (name: string) => `${o.tag}-sec-${name}`;
+    beforeAll(async () => {
+      pki = makeTestPki();
+      broker = await startTestBroker({
+        listeners: 'SASL_SSL://127.0.0.1:0',
+        sslCertFile: pki.serverCert,
+        sslKeyFile: pki.serverKey,
+        authorizerEnabled: true,
+        superUsers: 'User:admin',
+        autoCreateTopicsEnable: false,
+      });
+      await addUser(broker, 'admin', 'admin-secret');
+      await broker.context.users.alter([
+        { kind: 'upsert', user: 'app', mechanism: 'SCRAM-SHA-256', credential: await credentialFromPassword('SCRAM-SHA-256', 'app-secret', 4096) },
+        { kind: 'upsert', user: 'app', mechanism: 'SCRAM-SHA-512', credential: await credentialFromPassword('SCRAM-SHA-512', 'app-secret', 4096) },
+      ]);
+      await broker.context.authorizer.create(
+        [AclOperation.WRITE, AclOperation.READ].map((operation) => ({
+          resourceType: ResourceType.TOPIC,
+          resourceName: t(''),
+          patternType: PatternType.PREFIXED,
+          principal: 'User:app',
+          host: '*',
+          operation,
+          permissionType: AclPermission.ALLOW,
+        })),
+      );
+      if (o.readerGroup) {
+        await broker.context.authorizer.create([
+          {
+            resourceType: ResourceType.GROUP,
+            resourceName: o.readerGroup,
+            patternType: PatternType.LITERAL,
+            principal: 'User:app',
+            host: '*',
+            operation: AclOperation.READ,
+            permissionType: AclPermission.ALLOW,
+          },
+        ]);
+      }
+    }, 60_000);
+    afterAll(async () => {
+      await broker?.destroy();
+      pki?.remove();
+    });
+
+    const go = <T extends unknown[]>(security: GoSecurity, steps: GoStep[]) => runGo(getBin(), `127.0.0.1:${broker.ports.SASL_SSL}`, steps, o.env, 40_000, security) as Promise<T>;
+    const sasl = (mechanism: 'PLAIN' | 'SCRAM-SHA-512', username: string, password: string): GoSecurity => ({ protocol: 'SASL_SSL', mechanism, username, password, caFile: pki.caCert });
+
+    for (const mechanism of ['PLAIN', 'SCRAM-SHA-512'] as const) {
+      it(`${mechanism} over TLS: produces and fetches back under prefixed ACLs`, async () => {
+        const topic = t(mechanism.toLowerCase());
+        const recs = dataset(topic, { ...o.dataset, perPartition: 2 });
+        const [created] = await go<[Errors]>(sasl('PLAIN', 'admin', 'admin-secret'), [{ op: 'create', topics: [{ name: topic, partitions: 3, configs: {} }] }]);
+        expect(created.errors).toEqual([[topic, 0]]);
+        const [sent, read] = await go<[Delivered, Read]>(sasl(mechanism, 'app', 'app-secret'), [
+          { op: 'produce', topic, codec: 'none', records: toJson(recs) },
+          { op: 'fetch', topic, partitions: [0, 1, 2] },
+        ]);
+        expect(sent.delivered).toEqual(expectedDelivery(recs));
+        expectRecords(fromJson(read.records), recs);
+      }, 45_000);
+    }
+
+    it(`a wrong password is refused: ${o.authError}`, async () => {
+      const [res] = await go<[{ error: string; message: string }]>(sasl('SCRAM-SHA-512', 'app', 'wrong'), [{ op: 'login' }]);
+      expect(res.error, res.message).toBe(o.authError);
+    }, 45_000);
+  });
 }

@@ -31,11 +31,13 @@ func main() {
 		"cluster":        runner.Typed(cluster),
 		"transaction":    runner.Typed(transaction),
 		"transform":      runner.Typed(transform),
+		"login":          runner.Typed(login),
 	})
 }
 
 func conf(bootstrap string, extra kafka.ConfigMap) *kafka.ConfigMap {
 	c := kafka.ConfigMap{"bootstrap.servers": bootstrap, "client.id": "compat-confluent-kafka-go", "log_level": 3}
+	securityConf(c)
 	for k, v := range extra {
 		c[k] = v
 	}

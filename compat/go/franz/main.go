@@ -34,11 +34,13 @@ func main() {
 		"transform":      runner.Typed(transform),
 		"delete_groups":  runner.Typed(deleteGroups),
 		"txn_admin":      runner.Typed(txnAdmin),
+		"login":          runner.Typed(login),
 	})
 }
 
 func client(bootstrap string, opts ...kgo.Opt) (*kgo.Client, error) {
 	base := []kgo.Opt{kgo.SeedBrokers(bootstrap), kgo.ClientID("compat-franz-go"), kgo.RetryTimeout(15 * time.Second)}
+	base = append(base, securityOpts()...)
 	return kgo.NewClient(append(base, opts...)...)
 }
 

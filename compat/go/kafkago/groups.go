@@ -20,7 +20,7 @@ type groupArgs struct {
 }
 
 func groupReader(bootstrap string, a groupArgs) *kafka.Reader {
-	return kafka.NewReader(kafka.ReaderConfig{Brokers: []string{bootstrap}, GroupID: a.Group, Topic: a.Topic, StartOffset: kafka.FirstOffset,
+	return kafka.NewReader(kafka.ReaderConfig{Brokers: []string{bootstrap}, Dialer: dialer(), GroupID: a.Group, Topic: a.Topic, StartOffset: kafka.FirstOffset,
 		MaxWait: 300 * time.Millisecond, HeartbeatInterval: time.Second, SessionTimeout: 10 * time.Second, RebalanceTimeout: 5 * time.Second})
 }
 
@@ -99,7 +99,7 @@ func (m *member) count() int {
 }
 
 func runMember(ctx context.Context, bootstrap string, a groupArgs, errs chan<- error) (*member, error) {
-	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{ID: a.Group, Brokers: []string{bootstrap}, Topics: []string{a.Topic},
+	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{ID: a.Group, Brokers: []string{bootstrap}, Dialer: dialer(), Topics: []string{a.Topic},
 		HeartbeatInterval: 500 * time.Millisecond, SessionTimeout: 10 * time.Second, RebalanceTimeout: 5 * time.Second, StartOffset: kafka.FirstOffset})
 	if err != nil {
 		return nil, err
@@ -126,7 +126,7 @@ func runMember(ctx context.Context, bootstrap string, a groupArgs, errs chan<- e
 			for _, pa := range gen.Assignments[a.Topic] {
 				pa := pa
 				gen.Start(func(gctx context.Context) {
-					r := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{bootstrap}, Topic: a.Topic, Partition: pa.ID, MaxWait: 300 * time.Millisecond})
+					r := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{bootstrap}, Dialer: dialer(), Topic: a.Topic, Partition: pa.ID, MaxWait: 300 * time.Millisecond})
 					defer r.Close()
 					start := pa.Offset
 					if start < 0 {

@@ -32,11 +32,12 @@ func main() {
 		"groups":        runner.Typed(groups),
 		"acls":          runner.Typed(acls),
 		"delete_groups": runner.Typed(deleteGroups),
+		"login":         runner.Typed(login),
 	})
 }
 
 func client(bootstrap string) *kafka.Client {
-	return &kafka.Client{Addr: kafka.TCP(bootstrap), Timeout: 15 * time.Second, Transport: &kafka.Transport{ClientID: "compat-kafka-go"}}
+	return &kafka.Client{Addr: kafka.TCP(bootstrap), Timeout: 15 * time.Second, Transport: transport()}
 }
 
 // code is the Kafka error code of err (0 for nil, -1 for an error that is not Kafka's).

@@ -43,7 +43,7 @@ func produce(ctx context.Context, bootstrap string, a produceArgs) (any, error) 
 	w := &kafka.Writer{
 		Addr: kafka.TCP(bootstrap), Topic: a.Topic, RequiredAcks: kafka.RequireAll, Compression: codec,
 		Balancer:     kafka.BalancerFunc(func(m kafka.Message, _ ...int) int { return m.Partition }),
-		BatchTimeout: 20 * time.Millisecond, Transport: &kafka.Transport{ClientID: "compat-kafka-go"},
+		BatchTimeout: 20 * time.Millisecond, Transport: transport(),
 		Completion: func(ms []kafka.Message, err error) {
 			if err != nil {
 				return
@@ -96,7 +96,7 @@ func fetch(ctx context.Context, bootstrap string, a fetchArgs) (any, error) {
 		iso = kafka.ReadCommitted
 	}
 	for _, p := range a.Partitions {
-		r := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{bootstrap}, Topic: a.Topic, Partition: p, MaxWait: 300 * time.Millisecond, IsolationLevel: iso})
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{bootstrap}, Dialer: dialer(), Topic: a.Topic, Partition: p, MaxWait: 300 * time.Millisecond, IsolationLevel: iso})
 		start := kafka.FirstOffset
 		if a.Offset != nil {
 			start = *a.Offset

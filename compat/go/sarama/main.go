@@ -35,6 +35,7 @@ func main() {
 		"transaction":    runner.Typed(transaction),
 		"transform":      runner.Typed(transform),
 		"delete_groups":  runner.Typed(deleteGroups),
+		"login":          runner.Typed(login),
 	})
 }
 
@@ -57,6 +58,7 @@ func config() *sarama.Config {
 	c.Consumer.Offsets.Initial = sarama.OffsetOldest
 	c.Consumer.MaxWaitTime = 300 * time.Millisecond
 	c.Consumer.Group.Rebalance.Retry.Backoff = 200 * time.Millisecond
+	applySecurity(c)
 	return c
 }
 

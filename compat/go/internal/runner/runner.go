@@ -6,6 +6,8 @@ package runner
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -71,7 +73,43 @@ type Op func(ctx context.Context, bootstrap string, args json.RawMessage) (any, 
 
 type request struct {
 	Bootstrap string            `json:"bootstrap"`
+	Security  *Security         `json:"security"`
 	Steps     []json.RawMessage `json:"steps"`
+}
+
+// Security is how every client of a run connects: SASL (PLAIN, SCRAM-SHA-256,
+// SCRAM-SHA-512) and TLS trusting CAFile. Nil: PLAINTEXT.
+type Security struct {
+	// Protocol is SASL_SSL, SASL_PLAINTEXT or SSL, as Kafka's security.protocol.
+	Protocol  string `json:"protocol"`
+	Mechanism string `json:"mechanism"`
+	Username  string `json:"username"`
+	Password  string `json:"password"`
+	CAFile    string `json:"caFile"`
+}
+
+// Sec is the run's Security, set by Main before the first step (nil: PLAINTEXT).
+var Sec *Security
+
+// SASL reports whether the run authenticates with SASL.
+func (s *Security) SASL() bool {
+	return s != nil && (s.Protocol == "SASL_SSL" || s.Protocol == "SASL_PLAINTEXT")
+}
+
+// TLS is the run's TLS configuration trusting CAFile, nil without TLS.
+func (s *Security) TLS() *tls.Config {
+	if s == nil || (s.Protocol != "SASL_SSL" && s.Protocol != "SSL") {
+		return nil
+	}
+	pem, err := os.ReadFile(s.CAFile)
+	if err != nil {
+		fail(nil, fmt.Errorf("reading the CA file: %w", err))
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		fail(nil, fmt.Errorf("no certificate in the CA file"))
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 }
 
 // Main reads the request, runs each step in order and prints {"results": [...]}.
@@ -82,6 +120,7 @@ func Main(ops map[string]Op) {
 	if err := json.NewDecoder(os.Stdin).Decode(&req); err != nil {
 		fail(nil, fmt.Errorf("bad request: %w", err))
 	}
+	Sec = req.Security
 	results := []any{}
 	for i, raw := range req.Steps {
 		var head struct {
