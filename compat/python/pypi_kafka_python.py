@@ -8,9 +8,11 @@ in 3.0 (answers are dicts), so create, delete and admin are written here. Adds:
   offsets  earliest/latest and offsets_for_times
   group    two members of one group: subscribe, consume, commit; a second member joins
   admin    configs, partitions, groups and their offsets
+  secure   SASL over TLS (SASL_SSL, the test CA trusted): produce and read back, or the error a wrong password gets
   batch    {"steps": [[command, request], ...]}: several commands in one process
 """
 import json
+import logging
 import os
 import sys
 import threading
@@ -18,7 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kafka_python_client as kp  # noqa: E402
-from kafka import KafkaConsumer, TopicPartition  # noqa: E402
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # noqa: E402
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient  # noqa: E402
 from kafka.structs import OffsetAndMetadata  # noqa: E402
 
@@ -169,11 +171,37 @@ def admin(req):
     return res
 
 
+def secure(req):
+    """Produces `values` to partition 0 of `topic` and reads them back, over SASL_SSL with `mechanism`; the error's class reported.
+
+    A refused login is not raised as such: the client logs the SaslAuthenticationFailedError and keeps retrying the
+    bootstrap until bootstrap_timeout_ms, then raises KafkaTimeoutError. Both are reported.
+    """
+    logged = kp.Collect()
+    logging.getLogger("kafka").addHandler(logged)
+    opts = dict(bootstrap_servers=req["bootstrap"], security_protocol="SASL_SSL", ssl_cafile=req["ca"], sasl_mechanism=req["mechanism"],
+                sasl_plain_username=req["username"], sasl_plain_password=req["password"], client_id="compat-kafka-python-3",
+                bootstrap_timeout_ms=6000)
+    try:
+        p = KafkaProducer(acks="all", max_block_ms=5000, **opts)
+        offsets = [p.send(req["topic"], value=v.encode(), partition=0).get(timeout=10).offset for v in req["values"]]
+        p.close(timeout=5)
+        c = KafkaConsumer(enable_auto_commit=False, consumer_timeout_ms=3000, **opts)
+        tp = TopicPartition(req["topic"], 0)
+        c.assign([tp])
+        c.seek(tp, 0)
+        values = [m.value.decode() for m in c]
+        c.close()
+        return {"offsets": offsets, "values": values, "error": None}
+    except Exception as e:  # noqa: BLE001 - reported: the wrong-password case expects one
+        return {"error": type(e).__name__, "logged": logged.messages}
+
+
 def batch(req):
     return [COMMANDS[cmd]({"bootstrap": req["bootstrap"], **r}) for cmd, r in req["steps"]]
 
 
-COMMANDS = {**kp.COMMANDS, "create": create, "delete": delete, "offsets": offsets, "group": group, "admin": admin, "batch": batch}
+COMMANDS = {**kp.COMMANDS, "create": create, "delete": delete, "offsets": offsets, "group": group, "admin": admin, "secure": secure, "batch": batch}
 
 if __name__ == "__main__":
     # KAFKA_PYTHON_DEBUG=<file>: the client's log there (KAFKA_PYTHON_LOG_LEVEL, DEBUG by default), and
