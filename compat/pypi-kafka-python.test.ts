@@ -2,7 +2,8 @@
 // zstandard), in the project's venv (compat/support/python.ts), through
 // compat/python/pypi_kafka_python.py, which reuses kafka_python_client.py (the
 // 2.0.2 runner) for the producer and the group-less reader and adds 3.0's
-// KafkaAdminClient, offsets_for_times and consumer groups. Several commands
+// KafkaAdminClient, offsets_for_times, consumer groups, transactions and SASL
+// over TLS. Several commands
 // share one process ("batch") to keep process starts few.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestBroker, type TestBroker } from '../test/support/broker.js';
@@ -175,6 +176,19 @@ describe('kafka-python 3.0.12 (PyPI): admin', () => {
     ]);
     expect(res.delete_group).toEqual([null, [['pkp-adm-g', 'OK']]]);
     expect((res.groups_after_delete as [null, string[]])[1]).not.toContain('pkp-adm-g');
+  });
+});
+
+describe('kafka-python 3.0.12 (PyPI): transactions', () => {
+  it('commit, abort, send_offsets_to_transaction; read_committed sees committed records only', async () => {
+    const [, res] = (await batch([createStep('pkp-txn', 1), ['txn', { topic: 'pkp-txn', group: 'pkp-txn-g', txn_id: 'pkp-txn-id' }]])) as [
+      Created,
+      { group_offset: number; read_committed: { values: string[]; end: number; position: number }; read_uncommitted: { values: string[]; end: number } },
+    ];
+    expect(res.group_offset).toBe(4);
+    // 5 + marker + 3 aborted + marker + 2 + marker = 13; a read_committed reader's end is the last stable offset.
+    expect(res.read_committed).toEqual({ values: ['c0', 'c1', 'c2', 'c3', 'c4', 'o0', 'o1'], end: 13, position: 13 });
+    expect(res.read_uncommitted.values).toEqual(['c0', 'c1', 'c2', 'c3', 'c4', 'a0', 'a1', 'a2', 'o0', 'o1']);
   });
 });
 

@@ -8,6 +8,7 @@ in 3.0 (answers are dicts), so create, delete and admin are written here. Adds:
   offsets  earliest/latest and offsets_for_times
   group    two members of one group: subscribe, consume, commit; a second member joins
   admin    configs, partitions, groups and their offsets
+  txn      transactions (commit, abort, send_offsets_to_transaction) read back read_committed and read_uncommitted
   secure   SASL over TLS (SASL_SSL, the test CA trusted): produce and read back, or the error a wrong password gets
   batch    {"steps": [[command, request], ...]}: several commands in one process
 """
@@ -171,6 +172,41 @@ def admin(req):
     return res
 
 
+def txn(req):
+    """Commit c0..c4, abort a0..a2, then commit o0..o1 with an offset for `group`; read back both ways."""
+    topic, tp = req["topic"], TopicPartition(req["topic"], 0)
+    p = KafkaProducer(bootstrap_servers=req["bootstrap"], transactional_id=req["txn_id"], linger_ms=5,
+                      client_id="compat-kafka-python-3")
+    p.init_transactions()
+    for values, end in ((["c%d" % i for i in range(5)], p.commit_transaction), (["a%d" % i for i in range(3)], p.abort_transaction),
+                        (["o%d" % i for i in range(2)], p.commit_transaction)):
+        p.begin_transaction()
+        for v in values:
+            p.send(topic, v.encode(), partition=0).get(timeout=10)
+        if values[0] == "o0":
+            # A bare group id: the pre-KIP-447 form (no consumer generation to fence with).
+            p.send_offsets_to_transaction({tp: OffsetAndMetadata(4, "", -1)}, req["group"])
+        end()
+    p.close(timeout=5)
+    a = admin_client(req)
+    out = {"group_offset": a.list_group_offsets({req["group"]: None})[req["group"]][tp].offset}
+    a.close()
+    for isolation in ("read_committed", "read_uncommitted"):
+        c = KafkaConsumer(bootstrap_servers=req["bootstrap"], enable_auto_commit=False, isolation_level=isolation,
+                          consumer_timeout_ms=3000)
+        c.assign([tp])
+        end = c.end_offsets([tp])[tp]
+        c.seek_to_beginning(tp)
+        values = []
+        deadline = time.time() + 15
+        while c.position(tp) < end and time.time() < deadline:
+            for _tp, msgs in c.poll(timeout_ms=500).items():
+                values.extend(m.value.decode() for m in msgs)
+        out[isolation] = {"values": values, "end": end, "position": c.position(tp)}
+        c.close()
+    return out
+
+
 def secure(req):
     """Produces `values` to partition 0 of `topic` and reads them back, over SASL_SSL with `mechanism`; the error's class reported.
 
@@ -201,7 +237,7 @@ def batch(req):
     return [COMMANDS[cmd]({"bootstrap": req["bootstrap"], **r}) for cmd, r in req["steps"]]
 
 
-COMMANDS = {**kp.COMMANDS, "create": create, "delete": delete, "offsets": offsets, "group": group, "admin": admin, "secure": secure, "batch": batch}
+COMMANDS = {**kp.COMMANDS, "create": create, "delete": delete, "offsets": offsets, "group": group, "admin": admin, "txn": txn, "secure": secure, "batch": batch}
 
 if __name__ == "__main__":
     # KAFKA_PYTHON_DEBUG=<file>: the client's log there (KAFKA_PYTHON_LOG_LEVEL, DEBUG by default), and
