@@ -3,8 +3,7 @@
 // compat/python/pypi_kafka_python.py, which reuses kafka_python_client.py (the
 // 2.0.2 runner) for the producer and the group-less reader and adds 3.0's
 // KafkaAdminClient, offsets_for_times, consumer groups, transactions and SASL
-// over TLS. Several commands
-// share one process ("batch") to keep process starts few.
+// over TLS. Several commands share one process ("batch") to keep process starts few.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestBroker, type TestBroker } from '../test/support/broker.js';
 import { runScenarios, type ScenarioFns } from './scenarios.js';
