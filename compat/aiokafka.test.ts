@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestBroker, type TestBroker } from '../test/support/broker.js';
 import { runScenarios, type ScenarioFns } from './scenarios.js';
+import { SASL_PASSWORD, SASL_USER, startSaslSslBroker, type SaslSslBroker } from './support/sasl-ssl.js';
 import { expectTwoMemberGroupRun, GROUP_RUN_MS, runVenvPythonJson, type TwoMemberGroupRun } from './support/python.js';
 import { dataset, expectRecords, expectStoredCodec, fromJson, readStored, toJson, type Codec, type JsonRead, type Rec } from './support/records.js';
 
@@ -224,5 +225,42 @@ describe('aiokafka 0.14.0 (PyPI): admin, idempotence, transactions', () => {
     // 5 + marker + 3 aborted + marker + 2 + marker = 13.
     expect(res.read_committed).toEqual({ values: ['c0', 'c1', 'c2', 'c3', 'c4', 'o0', 'o1'], end: 13, lso: 13 });
     expect(res.read_uncommitted.values).toEqual(['c0', 'c1', 'c2', 'c3', 'c4', 'a0', 'a1', 'a2', 'o0', 'o1']);
+  });
+});
+
+describe('aiokafka 0.14.0 (PyPI): SASL over TLS', () => {
+  let secure: SaslSslBroker;
+  beforeAll(async () => {
+    secure = await startSaslSslBroker();
+  });
+  afterAll(async () => {
+    await secure?.destroy();
+  });
+  const run = (mechanism: string, password: string, topic: string) =>
+    runVenvPythonJson<Record<string, unknown>>('pypi_aiokafka.py', 'secure', {
+      bootstrap: secure.bootstrap,
+      ca: secure.pki.caCert,
+      mechanism,
+      username: SASL_USER,
+      password,
+      topic,
+      values: ['s1', 's2'],
+    });
+
+  for (const mechanism of ['PLAIN', 'SCRAM-SHA-512']) {
+    it(`${mechanism} over SASL_SSL: produces and reads back`, async () => {
+      const res = await run(mechanism, SASL_PASSWORD, `aio-sasl-${mechanism.toLowerCase()}`);
+      expect(res).toEqual({ offsets: [0, 1], values: ['s1', 's2'], error: null });
+    });
+  }
+
+  it('a wrong password is refused: SaslAuthenticationFailed (58) logged, start() raises KafkaConnectionError', async () => {
+    const res = (await run('SCRAM-SHA-512', 'wrong', 'aio-sasl-wrong')) as { error: string; logged: string[] };
+    // aiokafka's bootstrap logs each host's failure and raises KafkaConnectionError once none is left.
+    expect(res.error).toBe('KafkaConnectionError');
+    expect(
+      res.logged.some((m) => m.includes('[Error 58] SaslAuthenticationFailed') && m.includes('invalid credentials')),
+      res.logged.join('\n'),
+    ).toBe(true);
   });
 });

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestBroker, type TestBroker } from '../test/support/broker.js';
 import { runScenarios, type ScenarioFns } from './scenarios.js';
+import { SASL_PASSWORD, SASL_USER, startSaslSslBroker, type SaslSslBroker } from './support/sasl-ssl.js';
 import { expectTwoMemberGroupRun, GROUP_RUN_MS, runVenvPythonJson, runVenvScript, type TwoMemberGroupRun } from './support/python.js';
 import { dataset, expectRecords, expectStoredCodec, fromJson, readStored, toJson, type Codec, type JsonRead, type Rec } from './support/records.js';
 
@@ -235,5 +236,39 @@ describe('confluent-kafka 2.16.1 (PyPI): admin, KIP-848, idempotence, transactio
     expect(summary.zombie_commit).toEqual({ fatal: true, code: expect.stringMatching(/FENCED/) });
     expect(summary.read_committed).toEqual([...range('c', 10), ...range('o', 5), 'fresh']);
     expect(summary.read_uncommitted).toEqual([...range('c', 10), ...range('a', 5), ...range('o', 5), 'zombie', 'fresh']);
+  });
+});
+
+describe('confluent-kafka 2.16.1 (PyPI): SASL over TLS', () => {
+  let secure: SaslSslBroker;
+  beforeAll(async () => {
+    secure = await startSaslSslBroker();
+  });
+  afterAll(async () => {
+    await secure?.destroy();
+  });
+  const run = (mechanism: string, password: string, topic: string) =>
+    runVenvPythonJson<Record<string, unknown>>('pypi_confluent.py', 'secure', {
+      bootstrap: secure.bootstrap,
+      ca: secure.pki.caCert,
+      mechanism,
+      username: SASL_USER,
+      password,
+      topic,
+      values: ['s1', 's2'],
+    });
+
+  for (const mechanism of ['PLAIN', 'SCRAM-SHA-512']) {
+    it(`${mechanism} over SASL_SSL: produces and reads back`, async () => {
+      const res = await run(mechanism, SASL_PASSWORD, `pck-sasl-${mechanism.toLowerCase()}`);
+      expect(res).toEqual({ delivered: [null, null], values: ['s1', 's2'], errors: [] });
+    });
+  }
+
+  it('a wrong password is refused: error_cb gets _AUTHENTICATION, the records time out undelivered', async () => {
+    const res = (await run('SCRAM-SHA-512', 'wrong', 'pck-sasl-wrong')) as { delivered: string[]; errors: string[]; values: string[] };
+    expect(res.errors).toContain('_AUTHENTICATION');
+    expect(res.delivered).toEqual(['_MSG_TIMED_OUT', '_MSG_TIMED_OUT']);
+    expect(res.values).toEqual([]);
   });
 });

@@ -2,11 +2,12 @@
 // zstandard), in the project's venv (compat/support/python.ts), through
 // compat/python/pypi_kafka_python.py, which reuses kafka_python_client.py (the
 // 2.0.2 runner) for the producer and the group-less reader and adds 3.0's
-// KafkaAdminClient, offsets_for_times and consumer groups. Several commands
-// share one process ("batch") to keep process starts few.
+// KafkaAdminClient, offsets_for_times, consumer groups, transactions and SASL
+// over TLS. Several commands share one process ("batch") to keep process starts few.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestBroker, type TestBroker } from '../test/support/broker.js';
 import { runScenarios, type ScenarioFns } from './scenarios.js';
+import { SASL_PASSWORD, SASL_USER, startSaslSslBroker, type SaslSslBroker } from './support/sasl-ssl.js';
 import { expectTwoMemberGroupRun, GROUP_RUN_MS, runVenvPythonJson, type TwoMemberGroupRun } from './support/python.js';
 import { dataset, expectRecords, expectStoredCodec, fromJson, readStored, toJson, type Codec, type JsonRead, type Rec } from './support/records.js';
 
@@ -174,5 +175,56 @@ describe('kafka-python 3.0.12 (PyPI): admin', () => {
     ]);
     expect(res.delete_group).toEqual([null, [['pkp-adm-g', 'OK']]]);
     expect((res.groups_after_delete as [null, string[]])[1]).not.toContain('pkp-adm-g');
+  });
+});
+
+describe('kafka-python 3.0.12 (PyPI): transactions', () => {
+  it('commit, abort, send_offsets_to_transaction; read_committed sees committed records only', async () => {
+    const [, res] = (await batch([createStep('pkp-txn', 1), ['txn', { topic: 'pkp-txn', group: 'pkp-txn-g', txn_id: 'pkp-txn-id' }]])) as [
+      Created,
+      { group_offset: number; read_committed: { values: string[]; end: number; position: number }; read_uncommitted: { values: string[]; end: number } },
+    ];
+    expect(res.group_offset).toBe(4);
+    // 5 + marker + 3 aborted + marker + 2 + marker = 13; a read_committed reader's end is the last stable offset.
+    expect(res.read_committed).toEqual({ values: ['c0', 'c1', 'c2', 'c3', 'c4', 'o0', 'o1'], end: 13, position: 13 });
+    expect(res.read_uncommitted.values).toEqual(['c0', 'c1', 'c2', 'c3', 'c4', 'a0', 'a1', 'a2', 'o0', 'o1']);
+  });
+});
+
+describe('kafka-python 3.0.12 (PyPI): SASL over TLS', () => {
+  let secure: SaslSslBroker;
+  beforeAll(async () => {
+    secure = await startSaslSslBroker();
+  });
+  afterAll(async () => {
+    await secure?.destroy();
+  });
+  const run = (mechanism: string, password: string, topic: string) =>
+    runVenvPythonJson<{ offsets?: number[]; values?: string[]; error: string | null; logged?: string[] }>('pypi_kafka_python.py', 'secure', {
+      bootstrap: secure.bootstrap,
+      ca: secure.pki.caCert,
+      mechanism,
+      username: SASL_USER,
+      password,
+      topic,
+      values: ['s1', 's2'],
+    });
+
+  for (const mechanism of ['PLAIN', 'SCRAM-SHA-512']) {
+    it(`${mechanism} over SASL_SSL: produces and reads back`, async () => {
+      const res = await run(mechanism, SASL_PASSWORD, `pkp-sasl-${mechanism.toLowerCase()}`);
+      expect(res).toEqual({ offsets: [0, 1], values: ['s1', 's2'], error: null });
+    });
+  }
+
+  it('a wrong password is refused: SaslAuthenticationFailedError (58) logged, the bootstrap times out', async () => {
+    const res = await run('SCRAM-SHA-512', 'wrong', 'pkp-sasl-wrong');
+    // kafka-python 3 retries a refused login until bootstrap_timeout_ms and raises KafkaTimeoutError; the
+    // authentication error itself reaches the application through its log.
+    expect(res.error).toBe('KafkaTimeoutError');
+    expect(
+      res.logged!.some((m) => m.includes('[Error 58] SaslAuthenticationFailedError') && m.includes('invalid credentials')),
+      res.logged!.join('\n'),
+    ).toBe(true);
   });
 });

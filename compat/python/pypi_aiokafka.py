@@ -5,17 +5,20 @@ Keys, values and header values travel as base64 (null stays null).
 Commands: create, list, delete, produce, consume (assign + seek, no group; from_end: N before the end),
 offsets, group (two members: subscribe, commit, a second member joins),
 admin (configs, partitions, groups), idempotent, txn (transactions and a
-read_committed reader), batch ({"steps": [[command, request], ...]} in one process).
+read_committed reader), secure (SASL_SSL with the test CA trusted: produce and read
+back, or the error a wrong password gets), batch ({"steps": [[command, request], ...]} in one process).
 """
 import asyncio
 import base64
 import json
+import logging
 import sys
 import time
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewPartitions, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from aiokafka.helpers import create_ssl_context
 from aiokafka.structs import OffsetAndMetadata
 
 
@@ -281,12 +284,58 @@ async def txn(req):
     return out
 
 
+async def secure(req):
+    """Produces `values` to partition 0 of `topic` and reads them back, over SASL_SSL with `mechanism`; the error's class reported.
+
+    start() logs why each bootstrap host failed (a refused login: SaslAuthenticationFailed, error 58) and raises
+    KafkaConnectionError when none is left; both are reported.
+    """
+    logged = Collect()
+    logging.getLogger("aiokafka").addHandler(logged)
+    opts = dict(bootstrap_servers=req["bootstrap"], security_protocol="SASL_SSL", ssl_context=create_ssl_context(cafile=req["ca"]),
+                sasl_mechanism=req["mechanism"], sasl_plain_username=req["username"], sasl_plain_password=req["password"],
+                client_id="compat-aiokafka")
+    try:
+        p = AIOKafkaProducer(acks="all", **opts)
+        await p.start()
+        try:
+            offsets = [(await p.send_and_wait(req["topic"], v.encode(), partition=0)).offset for v in req["values"]]
+        finally:
+            await p.stop()
+        c = AIOKafkaConsumer(enable_auto_commit=False, auto_offset_reset="earliest", **opts)
+        await c.start()
+        try:
+            tp = TopicPartition(req["topic"], 0)
+            c.assign([tp])
+            values, deadline = [], time.time() + 10
+            while len(values) < len(req["values"]) and time.time() < deadline:
+                for _tp, msgs in (await c.getmany(timeout_ms=300)).items():
+                    values.extend(m.value.decode() for m in msgs)
+        finally:
+            await c.stop()
+        return {"offsets": offsets, "values": values, "error": None}
+    except Exception as e:  # noqa: BLE001 - reported: the wrong-password case expects one
+        return {"error": type(e).__name__, "logged": logged.messages}
+
+
+class Collect(logging.Handler):
+    """The client's warnings and errors, each once."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages = []
+
+    def emit(self, record):
+        if record.getMessage() not in self.messages:
+            self.messages.append(record.getMessage())
+
+
 async def batch(req):
     return [await COMMANDS[cmd]({"bootstrap": req["bootstrap"], **r}) for cmd, r in req["steps"]]
 
 
 COMMANDS = {"create": create, "list": list_, "delete": delete, "produce": produce, "consume": consume, "offsets": offsets,
-            "group": group, "admin": admin, "idempotent": idempotent, "txn": txn, "batch": batch}
+            "group": group, "admin": admin, "idempotent": idempotent, "txn": txn, "secure": secure, "batch": batch}
 
 if __name__ == "__main__":
     request = json.load(sys.stdin)

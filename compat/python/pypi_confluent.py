@@ -7,6 +7,7 @@ same API as 1.7) and adds:
   group   two members of one group: subscribe, consume, commit; a second member joins and the partitions are split
   kip848  a member with group.protocol=consumer (KIP-848): what the client reports
   admin   configs, partitions, groups and offsets through AdminClient
+  secure  SASL over TLS (SASL_SSL, the test CA trusted): produce and read back, or the error a wrong password gets
 """
 import json
 import logging
@@ -16,7 +17,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import confluent_client as cc  # noqa: E402
-from confluent_kafka import Consumer, KafkaError, TopicPartition  # noqa: E402
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,  # noqa: E402
                                    NewPartitions, OffsetSpec, ResourceType)
 
@@ -191,11 +192,44 @@ def admin(req):
     return res
 
 
+def secure(req):
+    """Produces `values` to partition 0 of `topic` and reads them back, over SASL_SSL with `mechanism`; errors reported."""
+    errors = []
+    conf = {"bootstrap.servers": req["bootstrap"], "security.protocol": "SASL_SSL", "ssl.ca.location": req["ca"],
+            "sasl.mechanisms": req["mechanism"], "sasl.username": req["username"], "sasl.password": req["password"],
+            # librdkafka reports a refused login to error_cb (a KafkaError, code _AUTHENTICATION) and keeps retrying.
+            "error_cb": lambda e: errors.append(e.name())}
+    p = Producer({**conf, "acks": "all", "message.timeout.ms": 5000})
+    delivered = []
+    for v in req["values"]:
+        p.produce(req["topic"], value=v.encode(), partition=0,
+                  on_delivery=lambda err, m: delivered.append(None if err is None else err.name()))
+    p.flush(10)
+    out = {"delivered": delivered, "values": [], "errors": errors}
+    if errors:
+        return out
+    c = Consumer({**conf, "group.id": "compat-unused", "enable.auto.commit": False, "enable.partition.eof": True})
+    c.assign([TopicPartition(req["topic"], 0, 0)])
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        m = c.poll(0.5)
+        if m is None:
+            continue
+        if m.error():
+            if m.error().code() == KafkaError._PARTITION_EOF:
+                break
+            errors.append(m.error().name())
+            continue
+        out["values"].append(m.value().decode())
+    c.close()
+    return out
+
+
 def batch(req):
     return [COMMANDS[cmd]({"bootstrap": req["bootstrap"], **r}) for cmd, r in req["steps"]]
 
 
-COMMANDS = {**cc.COMMANDS, "group": group, "kip848": kip848, "admin": admin, "batch": batch}
+COMMANDS = {**cc.COMMANDS, "group": group, "kip848": kip848, "admin": admin, "secure": secure, "batch": batch}
 
 if __name__ == "__main__":
     request = json.load(sys.stdin)

@@ -8,9 +8,12 @@ in 3.0 (answers are dicts), so create, delete and admin are written here. Adds:
   offsets  earliest/latest and offsets_for_times
   group    two members of one group: subscribe, consume, commit; a second member joins
   admin    configs, partitions, groups and their offsets
+  txn      transactions (commit, abort, send_offsets_to_transaction) read back read_committed and read_uncommitted
+  secure   SASL over TLS (SASL_SSL, the test CA trusted): produce and read back, or the error a wrong password gets
   batch    {"steps": [[command, request], ...]}: several commands in one process
 """
 import json
+import logging
 import os
 import sys
 import threading
@@ -18,7 +21,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kafka_python_client as kp  # noqa: E402
-from kafka import KafkaConsumer, TopicPartition  # noqa: E402
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # noqa: E402
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient  # noqa: E402
 from kafka.structs import OffsetAndMetadata  # noqa: E402
 
@@ -169,11 +172,72 @@ def admin(req):
     return res
 
 
+def txn(req):
+    """Commit c0..c4, abort a0..a2, then commit o0..o1 with an offset for `group`; read back both ways."""
+    topic, tp = req["topic"], TopicPartition(req["topic"], 0)
+    p = KafkaProducer(bootstrap_servers=req["bootstrap"], transactional_id=req["txn_id"], linger_ms=5,
+                      client_id="compat-kafka-python-3")
+    p.init_transactions()
+    for values, end in ((["c%d" % i for i in range(5)], p.commit_transaction), (["a%d" % i for i in range(3)], p.abort_transaction),
+                        (["o%d" % i for i in range(2)], p.commit_transaction)):
+        p.begin_transaction()
+        for v in values:
+            p.send(topic, v.encode(), partition=0).get(timeout=10)
+        if values[0] == "o0":
+            # A bare group id: the pre-KIP-447 form (no consumer generation to fence with).
+            p.send_offsets_to_transaction({tp: OffsetAndMetadata(4, "", -1)}, req["group"])
+        end()
+    p.close(timeout=5)
+    a = admin_client(req)
+    out = {"group_offset": a.list_group_offsets({req["group"]: None})[req["group"]][tp].offset}
+    a.close()
+    for isolation in ("read_committed", "read_uncommitted"):
+        c = KafkaConsumer(bootstrap_servers=req["bootstrap"], enable_auto_commit=False, isolation_level=isolation,
+                          consumer_timeout_ms=3000)
+        c.assign([tp])
+        end = c.end_offsets([tp])[tp]
+        c.seek_to_beginning(tp)
+        values = []
+        deadline = time.time() + 15
+        while c.position(tp) < end and time.time() < deadline:
+            for _tp, msgs in c.poll(timeout_ms=500).items():
+                values.extend(m.value.decode() for m in msgs)
+        out[isolation] = {"values": values, "end": end, "position": c.position(tp)}
+        c.close()
+    return out
+
+
+def secure(req):
+    """Produces `values` to partition 0 of `topic` and reads them back, over SASL_SSL with `mechanism`; the error's class reported.
+
+    A refused login is not raised as such: the client logs the SaslAuthenticationFailedError and keeps retrying the
+    bootstrap until bootstrap_timeout_ms, then raises KafkaTimeoutError. Both are reported.
+    """
+    logged = kp.Collect()
+    logging.getLogger("kafka").addHandler(logged)
+    opts = dict(bootstrap_servers=req["bootstrap"], security_protocol="SASL_SSL", ssl_cafile=req["ca"], sasl_mechanism=req["mechanism"],
+                sasl_plain_username=req["username"], sasl_plain_password=req["password"], client_id="compat-kafka-python-3",
+                bootstrap_timeout_ms=6000)
+    try:
+        p = KafkaProducer(acks="all", max_block_ms=5000, **opts)
+        offsets = [p.send(req["topic"], value=v.encode(), partition=0).get(timeout=10).offset for v in req["values"]]
+        p.close(timeout=5)
+        c = KafkaConsumer(enable_auto_commit=False, consumer_timeout_ms=3000, **opts)
+        tp = TopicPartition(req["topic"], 0)
+        c.assign([tp])
+        c.seek(tp, 0)
+        values = [m.value.decode() for m in c]
+        c.close()
+        return {"offsets": offsets, "values": values, "error": None}
+    except Exception as e:  # noqa: BLE001 - reported: the wrong-password case expects one
+        return {"error": type(e).__name__, "logged": logged.messages}
+
+
 def batch(req):
     return [COMMANDS[cmd]({"bootstrap": req["bootstrap"], **r}) for cmd, r in req["steps"]]
 
 
-COMMANDS = {**kp.COMMANDS, "create": create, "delete": delete, "offsets": offsets, "group": group, "admin": admin, "batch": batch}
+COMMANDS = {**kp.COMMANDS, "create": create, "delete": delete, "offsets": offsets, "group": group, "admin": admin, "txn": txn, "secure": secure, "batch": batch}
 
 if __name__ == "__main__":
     # KAFKA_PYTHON_DEBUG=<file>: the client's log there (KAFKA_PYTHON_LOG_LEVEL, DEBUG by default), and
