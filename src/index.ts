@@ -4,7 +4,6 @@
 // CommonJS entry; docs/testing-with-pgkafka.md the user's guide.)
 import { mkdtempSync, chmodSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -96,7 +95,6 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
         if (initdbCache !== false) await prepareEmbeddedCluster(embeddedClusterDir(dataDir), initdbCache === true ? defaultInitdbCacheDir() : initdbCache);
         settings.dataDir = dataDir;
       }
-      settings.embeddedPgPort ??= await freePort();
     } else if (settings.schema === undefined) {
       const schema = `pgkafka_${randomBytes(6).toString('hex')}`;
       const databaseUrl = settings.databaseUrl as string;
@@ -124,16 +122,4 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
 
 function withoutUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-/** A port nothing listens on now (the kernel's pick), for the embedded PostgreSQL. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port'))));
-    });
-  });
 }
