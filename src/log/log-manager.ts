@@ -20,7 +20,7 @@ import { waitForAppend } from './long-poll.js';
 import { legacyOffsetsBefore, offsetForTimestamp, type OffsetLookup } from './offset-lookup.js';
 import type { AppendResult, IncomingBatch, PartitionLog } from './partition-log.js';
 import { Partitions } from './partitions.js';
-import { PartitionWriter } from './partition-writer.js';
+import { cachedCopy, PartitionWriter } from './partition-writer.js';
 import { ProducerSequences } from './producer-sequences.js';
 import { ReadAhead } from './read-ahead.js';
 import type { TailCache } from './tail-cache.js';
@@ -198,11 +198,7 @@ export class LogManager {
             const { appended, batches } = done;
             this.o.tail.append(
               p,
-              batches.map((b) => {
-                const baseOffset = appended.baseOffset + b.relativeOffset;
-                b.data.writeBigInt64BE(baseOffset, 0);
-                return { baseOffset, lastOffset: baseOffset + BigInt(b.lastOffsetDelta), data: b.data };
-              }),
+              batches.map((b) => cachedCopy(b, appended.baseOffset + b.relativeOffset)),
             );
             p.appended(appended.baseOffset, appended.highWatermark, appended.logStartOffset, { opened: [], ended: [] });
             if (p.needsReload) this.readBackLater(p);

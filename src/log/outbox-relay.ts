@@ -21,6 +21,7 @@ import { buildBatch, setLogAppendTime, parseBatches, type Compression } from '..
 import type { Appended, BatchToAppend } from '../storage/log-types.js';
 import type { OutboxPending, OutboxPolling, OutboxRecord } from '../storage/outbox-types.js';
 import type { PartitionLog } from './partition-log.js';
+import { batchToAppend } from './partition-writer.js';
 import type { TopicConfig } from './topic-configs.js';
 import type { Topic } from './topic-manager.js';
 
@@ -222,19 +223,7 @@ export function outboxBatches(records: readonly OutboxRecord[], config: TopicCon
       setLogAppendTime(data, header, nowMs);
       header = parseBatches(data, { mode: 'log' }).batches[0]!;
     }
-    out.push({
-      data,
-      relativeOffset: relative,
-      lastOffsetDelta: header.lastOffsetDelta,
-      recordCount: header.recordCount,
-      firstTimestamp: header.baseTimestamp,
-      maxTimestamp: header.maxTimestamp,
-      producerId: header.producerId,
-      producerEpoch: header.producerEpoch,
-      baseSequence: header.baseSequence,
-      isTransactional: false,
-      isControl: false,
-    });
+    out.push(batchToAppend(data, header, relative));
     relative += BigInt(chunk.length);
     start = end;
   }

@@ -6,6 +6,7 @@
 import type { Clock } from '../clock.js';
 import type { Logger } from '../observability/logger.js';
 import { ErrorCode } from '../protocol/errors.js';
+import type { BatchHeader } from '../protocol/records/index.js';
 import { OutcomeUnsettled } from '../storage/pg/append-outcome.js';
 import type { Appended, BatchToAppend, StoreAppend, TxnChanges } from '../storage/log-types.js';
 import { AppendError } from './append-error.js';
@@ -66,19 +67,7 @@ export class PartitionWriter {
           }
         }
         data.writeInt32BE(p.leaderEpoch, 12); // partitionLeaderEpoch lies outside the CRC, like the base offset
-        rows.push({
-          data,
-          relativeOffset: relative,
-          lastOffsetDelta: header.lastOffsetDelta,
-          recordCount: header.recordCount,
-          firstTimestamp: header.baseTimestamp,
-          maxTimestamp: header.maxTimestamp,
-          producerId: header.producerId,
-          producerEpoch: header.producerEpoch,
-          baseSequence: header.baseSequence,
-          isTransactional: header.isTransactional,
-          isControl: header.isControl,
-        });
+        rows.push(batchToAppend(data, header, relative));
         relative += BigInt(header.lastOffsetDelta) + 1n;
       }
     }
@@ -122,12 +111,29 @@ export class PartitionWriter {
   }
 }
 
+/** A batch as the store appends it: its bytes and the columns read from its header. */
+export function batchToAppend(data: Buffer, header: BatchHeader, relativeOffset: bigint): BatchToAppend {
+  return {
+    data,
+    relativeOffset,
+    lastOffsetDelta: header.lastOffsetDelta,
+    recordCount: header.recordCount,
+    firstTimestamp: header.baseTimestamp,
+    maxTimestamp: header.maxTimestamp,
+    producerId: header.producerId,
+    producerEpoch: header.producerEpoch,
+    baseSequence: header.baseSequence,
+    isTransactional: header.isTransactional,
+    isControl: header.isControl,
+  };
+}
+
 /**
  * The batch as PostgreSQL now holds it (base offset written in), for the
  * tail cache. A batch that is a small view of a large request buffer is
  * copied, so the cache does not keep whole requests alive.
  */
-function cachedCopy(row: BatchToAppend, baseOffset: bigint): CachedBatch {
+export function cachedCopy(row: BatchToAppend, baseOffset: bigint): CachedBatch {
   const data = row.data.buffer.byteLength > 2 * row.data.length + 8192 ? Buffer.from(row.data) : row.data;
   data.writeBigInt64BE(baseOffset, 0);
   return { baseOffset, lastOffset: baseOffset + BigInt(row.lastOffsetDelta), data };
