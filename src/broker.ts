@@ -170,6 +170,7 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     log,
   });
   coordination.addOwner(groups);
+  // Transactional ids share the groups' slots: their leases, their failover.
   const transactions = new TransactionCoordinator({
     store: new TransactionStore(pool),
     producerIds: producerStore,
@@ -178,8 +179,9 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     log,
     clock: systemClock,
     transactionalIdExpirationMs: config.transactionalIdExpirationMs,
+    leaseHeld: (transactionalId) => coordination.owns(transactionalId),
   });
-  await transactions.load();
+  coordination.addOwner(transactions);
 
   const authorizer = new Authorizer(
     config.authorizerEnabled,
