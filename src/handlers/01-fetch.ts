@@ -94,7 +94,9 @@ async function readOnce(ctx: RequestContext, request: FetchRequest, targets: rea
     const limit = Math.min(partition.partitionMaxBytes, remaining);
     let read;
     try {
-      read = await ctx.broker.logs.read(log, partition.fetchOffset, limit, bytes === 0, request.isolationLevel);
+      // Awaited only when PostgreSQL is read: a session's idle partitions are answered at once.
+      const pending = ctx.broker.logs.read(log, partition.fetchOffset, limit, bytes === 0, request.isolationLevel);
+      read = pending instanceof Promise ? await pending : pending;
     } catch (err) {
       // PostgreSQL failed under the read: Kafka's answer for a log it cannot read, which clients retry.
       ctx.log.warn({ err: (err as Error).message, partition: partition.partition, code: LogCode.FETCH_READ_FAILED }, 'fetch read failed');

@@ -45,35 +45,34 @@ export class LogReader {
    * Stored batches from `offset`, honouring the byte limit; OFFSET_OUT_OF_RANGE
    * outside [log start, high watermark]. read_committed reads stop at the last
    * stable offset and carry the aborted transactions of the range returned.
+   * Answered at once (no promise) when nothing needs PostgreSQL: nothing new,
+   * or the range is in the tail cache (an incremental fetch session reads
+   * every partition of the session each time, most of them with nothing new).
    */
-  async read(p: PartitionLog, offset: bigint, maxBytes: number, minOne: boolean, isolationLevel = READ_UNCOMMITTED): Promise<ReadResult> {
+  read(p: PartitionLog, offset: bigint, maxBytes: number, minOne: boolean, isolationLevel = READ_UNCOMMITTED): ReadResult | Promise<ReadResult> {
     const highWatermark = p.highWatermark;
     const lastStableOffset = p.lastStableOffset;
     const logStartOffset = p.logStartOffset;
     const committedOnly = isolationLevel === READ_COMMITTED;
     const upTo = committedOnly ? lastStableOffset : highWatermark;
-    const result = (errorCode: number, batches: Buffer[] = [], bytes = 0): ReadResult => ({
-      errorCode,
-      highWatermark,
-      lastStableOffset,
-      logStartOffset,
-      batches,
-      bytes,
-      abortedTransactions: committedOnly ? [] : null,
-    });
+    const result = (errorCode: number, batches: Buffer[] = []): ReadResult => {
+      let bytes = 0;
+      for (const b of batches) bytes += b.length;
+      return { errorCode, highWatermark, lastStableOffset, logStartOffset, batches, bytes, abortedTransactions: committedOnly ? [] : null };
+    };
     if (offset < logStartOffset || offset > highWatermark) return result(ErrorCode.OFFSET_OUT_OF_RANGE);
     if (offset >= upTo || (maxBytes <= 0 && !minOne)) return result(ErrorCode.NONE);
-    let batches = this.tail.read(p, offset, highWatermark, maxBytes, minOne, upTo);
-    if (!batches) batches = (await this.readStored(p, offset, upTo, maxBytes, minOne)).map((b) => b.data);
-    let bytes = 0;
-    for (const b of batches) bytes += b.length;
-    const read = result(ErrorCode.NONE, batches, bytes);
-    if (committedOnly && p.hasAbortedTxns && batches.length > 0) {
+    const cached = this.tail.read(p, offset, highWatermark, maxBytes, minOne, upTo);
+    const withAborted = async (batches: Buffer[]): Promise<ReadResult> => {
+      const read = result(ErrorCode.NONE, batches);
       const last = batches[batches.length - 1]!;
       const end = last.readBigInt64BE(0) + BigInt(last.readInt32BE(LAST_OFFSET_DELTA_OFFSET)) + 1n;
       read.abortedTransactions = await this.store.abortedTransactions(p.topicId, p.partition, offset, end);
-    }
-    return read;
+      return read;
+    };
+    const finish = (batches: Buffer[]) => (committedOnly && p.hasAbortedTxns && batches.length > 0 ? withAborted(batches) : result(ErrorCode.NONE, batches));
+    if (cached) return finish(cached);
+    return this.readStored(p, offset, upTo, maxBytes, minOne).then((stored) => finish(stored.map((b) => b.data)));
   }
 
   /**
