@@ -114,8 +114,9 @@ async function readOnce(ctx: RequestContext, request: FetchRequest, targets: rea
     bytes += read.bytes;
     remaining -= read.bytes;
     data.push({
-      ...base,
+      partitionIndex: partition.partition,
       errorCode,
+      preferredReadReplica: -1,
       highWatermark: read.highWatermark,
       lastStableOffset: read.lastStableOffset,
       logStartOffset: read.logStartOffset,
