@@ -2,11 +2,22 @@
 // ConsumerGroupHeartbeat and ConsumerGroupDescribe requests to a real Apache
 // Kafka and to pgkafka: malformed requests, a first member's join, a second
 // member's (revoke before assign), fencing errors, static instance ids, the
-// group in ListGroups, DescribeGroups and OffsetCommit, and leaving.
+// group in ListGroups, DescribeGroups and OffsetCommit, and leaving; and
+// regular-expression subscriptions (an invalid pattern, resolution off the
+// heartbeat, a topic created later picked up).
 import { describe, it } from 'vitest';
-import { ConsumerGroupDescribeApi, ConsumerGroupHeartbeatApi, DescribeGroupsApi, ListGroupsApi, OffsetCommitApi, type ConsumerGroupHeartbeatRequest } from '../../src/protocol/messages/index.js';
+import {
+  ConsumerGroupDescribeApi,
+  ConsumerGroupHeartbeatApi,
+  DescribeGroupsApi,
+  ListGroupsApi,
+  MetadataApi,
+  OffsetCommitApi,
+  type ConsumerGroupHeartbeatRequest,
+} from '../../src/protocol/messages/index.js';
 import type { RawClient } from '../../test/support/raw-client.js';
 import { awaitCoordinator, createTopics, expectSame, onBoth, usePair } from '../support/differential.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 // Both compute a new target assignment on the heartbeat that bumps the epoch (assignment interval 0;
 // Kafka 4.3 may otherwise compute it off its request thread), so answers compare heartbeat by heartbeat.
@@ -92,6 +103,61 @@ describe('differential: KIP-848 consumer groups', () => {
         leave: await heartbeat(c, { groupId: 'cg-one', memberId: 'member-b', memberEpoch: -1 }),
         leaveAgain: await heartbeat(c, { groupId: 'cg-one', memberId: 'member-b', memberEpoch: -1 }),
         afterLeave: await c.request(ConsumerGroupDescribeApi, 1, { groupIds: ['cg-one'], includeAuthorizedOperations: false }).then((r) => ({ ...r.groups[0]!, members: r.groups[0]!.members.length })),
+      };
+    });
+    expectSame(outcome);
+  }, 120_000);
+
+  it('regular-expression subscriptions: an invalid pattern, no topics until resolved, then the matching ones, and a topic created later', async () => {
+    const outcome = await onBoth(pair(), async (connect) => {
+      const c = await connect();
+      const created = await createTopics(c, [
+        { name: 'rx-one', numPartitions: 2 },
+        { name: 'rx-other', numPartitions: 1 },
+      ]);
+      const names = new Map(created.topics.map((t) => [t.topicId, t.name]));
+      await awaitCoordinator(c, ['cg-regex', 'cg-regex-bad']);
+      // As the Java client subscribes with a Pattern: no names, the pattern.
+      const regexJoin = (groupId: string, memberId: string, regex: string) => join(c, groupId, memberId, { subscribedTopicNames: null, subscribedTopicRegex: regex });
+      const bad = await regexJoin('cg-regex-bad', 'rx-bad', 'rx-(');
+      const first = await regexJoin('cg-regex', 'rx-member', 'rx-(one|two)');
+      let epoch = first.memberEpoch;
+      let owned: { topicId: string; partitions: number[] }[] = [];
+      const byName = (a: { topicPartitions: { topicId: string; partitions: number[] }[] } | null) =>
+        a && Object.fromEntries(a.topicPartitions.map((tp) => [names.get(tp.topicId) ?? 'unknown', [...tp.partitions].sort()]));
+      /** Heartbeats as a member does (every 500 ms) until the assignment names the topics; the last answer, topics by name. */
+      const beatUntil = async (topics: string[]) => {
+        const deadline = Date.now() + 40_000;
+        for (;;) {
+          const r = await heartbeat(c, { groupId: 'cg-regex', memberId: 'rx-member', memberEpoch: epoch, topicPartitions: owned });
+          epoch = r.memberEpoch;
+          if (r.assignment) owned = r.assignment.topicPartitions;
+          const assigned = Object.keys(byName({ topicPartitions: owned }) ?? {}).sort();
+          if (JSON.stringify(assigned) === JSON.stringify(topics) || Date.now() > deadline) return { ...r, assignment: byName(r.assignment) };
+          await sleep(500);
+        }
+      };
+      const resolved = await beatUntil(['rx-one']);
+      for (const t of (await createTopics(c, [{ name: 'rx-two', numPartitions: 1 }])).topics) names.set(t.topicId, t.name);
+      const later = await beatUntil(['rx-one', 'rx-two']);
+      const described = await c.request(ConsumerGroupDescribeApi, 1, { groupIds: ['cg-regex'], includeAuthorizedOperations: false });
+      // How the Java client learns the names of the topics a broker-side pattern assigned it: by id, each with an empty name.
+      const idsOnly = await c.request(MetadataApi, 12, {
+        topics: [...names.keys()]
+          .sort((x, y) => names.get(x)!.localeCompare(names.get(y)!))
+          .concat(['00000000-0000-0000-0000-00000000abcd'])
+          .map((topicId) => ({ topicId, name: '' })),
+        allowAutoTopicCreation: false,
+        includeTopicAuthorizedOperations: false,
+      });
+      const member = described.groups[0]!.members[0]!;
+      return {
+        bad: { ...bad, message: bad.errorMessage },
+        first: { ...first, assignment: byName(first.assignment) },
+        resolved,
+        later,
+        metadataByTopicId: idsOnly.topics.map((t) => ({ name: t.name, errorCode: t.errorCode, partitions: t.partitions.length })).sort((x, y) => (x.name ?? '~').localeCompare(y.name ?? '~')),
+        described: { ...described.groups[0]!, members: [{ ...member, assignment: byName(member.assignment), targetAssignment: byName(member.targetAssignment) }] },
       };
     });
     expectSame(outcome);
