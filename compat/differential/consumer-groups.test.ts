@@ -4,10 +4,14 @@
 // member's (revoke before assign), fencing errors, static instance ids, the
 // group in ListGroups, DescribeGroups and OffsetCommit, and leaving; and
 // regular-expression subscriptions (an invalid pattern, resolution off the
-// heartbeat, a topic created later picked up).
+// heartbeat, a topic created later picked up); and group configs (config
+// resource type GROUP: describe, alter, validation, used by the group).
 import { describe, it } from 'vitest';
 import {
+  AlterConfigsApi,
   ConsumerGroupDescribeApi,
+  DescribeConfigsApi,
+  IncrementalAlterConfigsApi,
   ConsumerGroupHeartbeatApi,
   DescribeGroupsApi,
   ListGroupsApi,
@@ -158,6 +162,63 @@ describe('differential: KIP-848 consumer groups', () => {
         later,
         metadataByTopicId: idsOnly.topics.map((t) => ({ name: t.name, errorCode: t.errorCode, partitions: t.partitions.length })).sort((x, y) => (x.name ?? '~').localeCompare(y.name ?? '~')),
         described: { ...described.groups[0]!, members: [{ ...member, assignment: byName(member.assignment), targetAssignment: byName(member.targetAssignment) }] },
+      };
+    });
+    expectSame(outcome);
+  }, 120_000);
+
+  it('group configs: DescribeConfigs, IncrementalAlterConfigs and AlterConfigs on a GROUP resource, their checks, and the group using them', async () => {
+    const GROUP = 32;
+    const outcome = await onBoth(pair(), async (connect) => {
+      const c = await connect();
+      await createTopics(c, [{ name: 'conf-topic', numPartitions: 1 }]);
+      await awaitCoordinator(c, ['cg-conf']);
+      const describe = async (groupId: string, keys: string[] | null = null, version = 4) => {
+        const r = await c.request(DescribeConfigsApi, version, {
+          resources: [{ resourceType: GROUP, resourceName: groupId, configurationKeys: keys }],
+          includeSynonyms: true,
+          includeDocumentation: false,
+        });
+        return r.results.map((x) => ({ ...x, message: x.errorMessage, configs: [...x.configs].sort((a, b) => a.name.localeCompare(b.name)) }));
+      };
+      const incremental = async (groupId: string, configs: { name: string; configOperation: number; value: string | null }[], validateOnly = false) =>
+        (await c.request(IncrementalAlterConfigsApi, 1, { resources: [{ resourceType: GROUP, resourceName: groupId, configs }], validateOnly })).responses.map((x) => ({
+          ...x,
+          message: x.errorMessage,
+        }));
+      const set = (name: string, value: string | null) => ({ name, configOperation: 0, value });
+      const before = await describe('cg-conf');
+      const refused = {
+        belowMin: await incremental('cg-conf', [set('consumer.session.timeout.ms', '30000')]),
+        aboveMax: await incremental('cg-conf', [set('consumer.heartbeat.interval.ms', '20000')]),
+        unknown: await incremental('cg-conf', [set('consumer.foo', '1')]),
+        notANumber: await incremental('cg-conf', [set('consumer.session.timeout.ms', 'abc')]),
+        emptyGroup: await incremental('', [set('consumer.session.timeout.ms', '50000')]),
+        append: await incremental('cg-conf', [{ name: 'consumer.session.timeout.ms', configOperation: 2, value: '50000' }]),
+        validateOnly: await incremental('cg-conf', [set('consumer.session.timeout.ms', '50000')], true),
+      };
+      const altered = await incremental('cg-conf', [set('consumer.session.timeout.ms', '50000'), set('consumer.heartbeat.interval.ms', '6000')]);
+      const after = await describe('cg-conf');
+      const one = await describe('cg-conf', ['consumer.heartbeat.interval.ms'], 1);
+      const member = await join(c, 'cg-conf', 'conf-member', { subscribedTopicNames: ['conf-topic'] });
+      const deleted = await incremental('cg-conf', [{ name: 'consumer.heartbeat.interval.ms', configOperation: 1, value: null }]);
+      const legacy = (
+        await c.request(AlterConfigsApi, 2, { resources: [{ resourceType: GROUP, resourceName: 'cg-conf', configs: [{ name: 'consumer.assignment.interval.ms', value: '0' }] }], validateOnly: false })
+      ).responses;
+      const afterLegacy = await describe('cg-conf', ['consumer.session.timeout.ms', 'consumer.heartbeat.interval.ms', 'consumer.assignment.interval.ms']);
+      const unknownGroup = await describe('cg-never-seen', ['consumer.session.timeout.ms']);
+      return {
+        before,
+        refused,
+        altered,
+        after,
+        one,
+        member: { epoch: member.memberEpoch, heartbeatIntervalMs: member.heartbeatIntervalMs },
+        deleted,
+        legacy,
+        afterLegacy,
+        unknownGroup,
+        empty: await describe(''),
       };
     });
     expectSame(outcome);

@@ -20,6 +20,7 @@ import { ConsumerGroup, heartbeatError, type ConsumerHeartbeat, type ConsumerHea
 import type { ConsumerGroupDescribeResponseDescribedGroup } from '../protocol/messages/index.js';
 import { describeConsumerGroup } from './consumer-group-describe.js';
 import { resolveRegularExpressions } from './consumer-group-regex.js';
+import type { GroupConfigs } from './group-configs.js';
 
 /** How long a group is left where it is after a rebalance completes, before its slot may be handed to another broker. */
 const SETTLE_MS = 5000;
@@ -76,6 +77,8 @@ export interface GroupCoordinatorOptions {
   /** This broker instance: its slot leases fence every write of group state. */
   instanceId: string;
   clock?: Clock;
+  /** Configs set per group: a consumer group's session timeout, heartbeat and assignment intervals come from them when set. */
+  groupConfigs?: GroupConfigs;
 }
 
 /** A committer of OffsetCommit or TxnOffsetCommit, as the request names it. */
@@ -97,8 +100,10 @@ export class GroupCoordinator implements SlotOwner {
   private readonly log: Logger;
   private readonly instanceId: string;
   private readonly clock: Clock;
+  private readonly groupConfigs: GroupConfigs | undefined;
 
   constructor(options: GroupCoordinatorOptions) {
+    this.groupConfigs = options.groupConfigs;
     this.store = options.store;
     this.topics = options.topics;
     this.settings = options.settings;
@@ -189,14 +194,22 @@ export class GroupCoordinator implements SlotOwner {
   }
 
   private newConsumerGroup(groupId: string): ConsumerGroup {
+    const { settings, groupConfigs } = this;
     const group = new ConsumerGroup({
       groupId,
       clock: this.clock,
+      // Read at each use: the group's configs may change while it runs (Kafka's consumerGroupSessionTimeoutMs(groupId)).
       settings: {
-        sessionTimeoutMs: this.settings.consumerSessionTimeoutMs,
-        heartbeatIntervalMs: this.settings.consumerHeartbeatIntervalMs,
-        maxSize: this.settings.consumerMaxSize,
-        assignmentIntervalMs: this.settings.consumerAssignmentIntervalMs,
+        get sessionTimeoutMs() {
+          return groupConfigs?.consumerSessionTimeoutMs(groupId) ?? settings.consumerSessionTimeoutMs;
+        },
+        get heartbeatIntervalMs() {
+          return groupConfigs?.consumerHeartbeatIntervalMs(groupId) ?? settings.consumerHeartbeatIntervalMs;
+        },
+        maxSize: settings.consumerMaxSize,
+        get assignmentIntervalMs() {
+          return groupConfigs?.consumerAssignmentIntervalMs(groupId) ?? settings.consumerAssignmentIntervalMs;
+        },
       },
       persist: (g) => this.persist(g),
       log: this.log,
