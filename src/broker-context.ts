@@ -1,3 +1,4 @@
+import type { GroupConfigs } from './coordinator/group-configs.js';
 import type { Config } from './config/schema.js';
 import type { Coordination } from './coordinator/coordination.js';
 import type { GroupCoordinator } from './coordinator/group-coordinator.js';
@@ -34,6 +35,8 @@ export interface BrokerContext {
   coordination: Coordination;
   /** This broker's configs: static options and the dynamic ones stored in PostgreSQL. */
   brokerConfigs: BrokerConfigs;
+  /** Configs set per group (config resource type GROUP), stored in PostgreSQL. */
+  groupConfigs: GroupConfigs;
   topics: TopicManager;
   logs: LogManager;
   /** This broker's incremental fetch sessions (KIP-227). */

@@ -26,6 +26,8 @@ import { tlsServerOptions } from './security/tls.js';
 import { KafkaServer } from './server/server.js';
 import { AclStore } from './storage/pg/acl-store.js';
 import { BrokerConfigStore } from './storage/pg/broker-config-store.js';
+import { GroupConfigStore } from './storage/pg/group-config-store.js';
+import { GroupConfigs } from './coordinator/group-configs.js';
 import { brokerApplicationName, ClusterStore, type BrokerRow } from './storage/pg/cluster-store.js';
 import { CompactionStore } from './storage/pg/compaction-store.js';
 import { CoordinatorStore } from './storage/pg/coordinator-store.js';
@@ -104,6 +106,7 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     acls: `${config.schema}_acls`,
     coordinators: `${config.schema}_coordinators`,
     brokerConfigs: `${config.schema}_broker_configs`,
+    groupConfigs: `${config.schema}_group_configs`,
     // Records sent from SQL (send(), migration 0013) NOTIFY here at commit.
     outbox: `${config.schema}_outbox`,
   };
@@ -114,6 +117,23 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
   const brokerConfigs = new BrokerConfigs(config, new BrokerConfigStore(pool, channels.brokerConfigs), log);
   await brokerConfigs.load();
   const topics = new TopicManager(new TopicStore(pool, channels.topics), config, brokerConfigs);
+  const groupConfigs = new GroupConfigs(
+    {
+      consumerSessionTimeoutMs: config.groupConsumerSessionTimeoutMs,
+      consumerMinSessionTimeoutMs: config.groupConsumerMinSessionTimeoutMs,
+      consumerMaxSessionTimeoutMs: config.groupConsumerMaxSessionTimeoutMs,
+      consumerHeartbeatIntervalMs: config.groupConsumerHeartbeatIntervalMs,
+      consumerMinHeartbeatIntervalMs: config.groupConsumerMinHeartbeatIntervalMs,
+      consumerMaxHeartbeatIntervalMs: config.groupConsumerMaxHeartbeatIntervalMs,
+      consumerAssignmentIntervalMs: config.groupConsumerAssignmentIntervalMs,
+      consumerMinAssignmentIntervalMs: config.groupConsumerMinAssignmentIntervalMs,
+      consumerMaxAssignmentIntervalMs: config.groupConsumerMaxAssignmentIntervalMs,
+    },
+    brokerConfigs,
+    new GroupConfigStore(pool, channels.groupConfigs),
+    log,
+  );
+  await groupConfigs.load();
   const producerStore = new ProducerStore(pool);
   const partitionStore = new PartitionStore(pool, channels.append, channels.topics);
   const announcer = new AppendAnnouncer(pool, channels.append, log);
@@ -164,9 +184,11 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
       consumerHeartbeatIntervalMs: config.groupConsumerHeartbeatIntervalMs,
       consumerMaxSize: config.groupConsumerMaxSize,
       consumerAssignmentIntervalMs: config.groupConsumerAssignmentIntervalMs,
+      consumerRegexRefreshIntervalMs: config.groupConsumerRegexRefreshIntervalMs,
     },
     log,
     instanceId,
+    groupConfigs,
   });
   const coordinatorStore = new CoordinatorStore(pool, channels.coordinators);
   const coordination = new Coordination({
@@ -201,19 +223,21 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
 
   // Producing from SQL: appends the outbox's committed records (docs/sql.md).
   const outboxRelay = new OutboxRelay({ store: new OutboxStore(pool), logs, topics, clock: systemClock, log });
-  const notifications = new Notifications(connection, [channels.append, channels.topics, channels.acls, channels.coordinators, channels.brokerConfigs, channels.outbox], log);
+  const notifications = new Notifications(connection, [channels.append, channels.topics, channels.acls, channels.coordinators, channels.brokerConfigs, channels.groupConfigs, channels.outbox], log);
   notifications.on('notification', (channel: string, payload: string) => {
     if (channel === channels.append) logs.onAppendNotification(payload);
     else if (channel === channels.topics) topics.invalidate(payload);
     else if (channel === channels.acls) authorizer.reload();
     else if (channel === channels.coordinators) rebalanceCoordinators();
     else if (channel === channels.brokerConfigs) brokerConfigs.reload();
+    else if (channel === channels.groupConfigs) groupConfigs.reload();
     else if (channel === channels.outbox) outboxRelay.notified(payload);
   });
   notifications.on('resync', () => {
     topics.invalidate();
     authorizer.reload();
     brokerConfigs.reload();
+    groupConfigs.reload();
     rebalanceCoordinators();
     logs.resync().catch((err: Error) => log.warn({ err: err.message }, 'resync failed'));
     outboxRelay.sweep();
@@ -281,6 +305,7 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     users,
     authorizer,
     brokerConfigs,
+    groupConfigs,
     coordination,
     topics,
     logs,

@@ -238,6 +238,12 @@ export const options = {
     default: 15000,
     doc: "Largest consumer-protocol assignment interval (Kafka's `group.consumer.max.assignment.interval.ms`).",
   },
+  groupConsumerRegexRefreshIntervalMs: {
+    env: 'PGKAFKA_GROUP_CONSUMER_REGEX_REFRESH_INTERVAL_MS',
+    schema: int(10000, 2147483647),
+    default: 600000,
+    doc: "Longest time a consumer-protocol group's regular-expression subscriptions go without being resolved again, for topics whose ACLs changed (Kafka's `group.consumer.regex.refresh.interval.ms`); created and deleted topics are picked up sooner, at most every 10 s.",
+  },
   groupConsumerMaxSize: {
     env: 'PGKAFKA_GROUP_CONSUMER_MAX_SIZE',
     schema: int(1, 2147483647),

@@ -61,8 +61,12 @@ export default defineHandler({
       }
     } else {
       const autoCreate = apiVersion < 4 || request.allowAutoTopicCreation;
+      // Kafka answers by topic id when any requested topic names one, whatever the names say (the Java
+      // client sends "" beside each id when it follows a broker-side regular expression's assignment).
+      const byTopicId = apiVersion >= 10 && request.topics!.some((t) => t.topicId !== ZERO_UUID);
       for (const requested of request.topics!) {
-        if (requested.name === null) {
+        if (byTopicId && requested.topicId === ZERO_UUID) continue;
+        if (requested.name === null || byTopicId) {
           const topic = requested.topicId !== ZERO_UUID ? await broker.topics.getByIdLoading(requested.topicId) : null;
           if (topic && !allowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topic.name)) {
             // Kafka: topic ids are not sensitive, so an undescribable one is named as refused.

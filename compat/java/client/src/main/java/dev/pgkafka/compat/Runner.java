@@ -68,6 +68,8 @@ public final class Runner {
       case "staticJoin": return Groups.staticJoin(this, op);
       case "openTransaction": return ClusterAdmins.openTransaction(this, op);
       case "joinOneAtATime": return Kip848.joinOneAtATime(this, op);
+      case "regexSubscription": return Kip848.regexSubscription(this, op);
+      case "invalidSubscriptionPattern": return Kip848.invalidSubscriptionPattern(this, op);
       case "transactions": return Txns.readProcessWrite(this, op);
       case "latency": return Latency.run(this, op);
       default: return Admins.run(this, name, op);
