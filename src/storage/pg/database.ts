@@ -1,6 +1,8 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import { NoAcceptableHost } from './hosts.js';
+import { oneOffClient } from './pool.js';
 import type { Logger } from '../../observability/logger.js';
 import { LogCode } from '../../observability/log-codes.js';
 import { chooseDataDir, descendsFrom, isAlive, isBrokerProcess, isPostgresOf, readOwner, readPostmaster, removeOwner, writeOwner, type Owner } from './embedded-data-dir.js';
@@ -55,12 +57,13 @@ export async function openDatabase(options: DatabaseOptions, log: Logger): Promi
 
 /** Connects once and runs a query, so an unreachable, wrong or silent server fails start-up at once with a message naming the setting. */
 async function probe(connectionString: string, timeoutMs: number): Promise<void> {
-  const client = new pg.Client({ connectionString, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
+  const client = oneOffClient({ connectionString, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
   client.on('error', () => {});
   try {
     await client.connect();
     await client.query('SELECT 1');
   } catch (err) {
+    if (err instanceof NoAcceptableHost) throw new DatabaseStartError(`${err.message}: start PostgreSQL (or promote a standby), or fix DATABASE_URL`);
     throw new DatabaseStartError(explainConnectError(err as Error & { code?: string }, client, timeoutMs));
   } finally {
     await client.end().catch(() => {});
