@@ -8,14 +8,20 @@
 // must see only errors it retries, and every acknowledged record must be in
 // the log exactly once afterwards, read through broker B, whose LISTEN
 // connection must have moved to the new primary too.
+// Broker A reaches the primary through a proxy (test/support/pg-proxy.ts)
+// that holds back the answer of the append in flight when the primary is
+// killed: that append was committed and replicated, its answer died with the
+// primary, and the broker must find it on the new primary and acknowledge it
+// with its offset (not answer an error that would have it stored twice).
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FetchApi } from '../../src/protocol/messages/index.js';
 import { decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
 import { freePort, spawnBroker, type BrokerProcess } from '../support/broker-process.js';
 import { compareWithLog, readLog } from '../support/durability.js';
+import { PgProxy } from '../support/pg-proxy.js';
 import { RawClient } from '../support/raw-client.js';
-import { startReplicatedPostgres, type ReplicatedPostgres } from '../support/replicated-postgres.js';
+import { pgQuery, startReplicatedPostgres, type ReplicatedPostgres } from '../support/replicated-postgres.js';
 import { within } from '../support/wait.js';
 
 const TOPIC = 'failover';
@@ -24,6 +30,7 @@ const ACKS_BEFORE = 150;
 const ACKS_AFTER = 150;
 
 let servers: ReplicatedPostgres | undefined;
+let proxy: PgProxy | undefined;
 const brokers: BrokerProcess[] = [];
 let producer: Producer | undefined;
 afterAll(async () => {
@@ -34,6 +41,7 @@ afterAll(async () => {
       await b.exited;
     }
   }
+  await proxy?.close();
   await servers?.destroy();
 });
 
@@ -41,9 +49,14 @@ describe('PostgreSQL failover to a synchronous standby', () => {
   it('loses no acknowledged record and the brokers carry on against the promoted standby without a restart', { timeout: 90_000 }, async () => {
     servers = await startReplicatedPostgres();
     const [portA, portB] = [await freePort(), await freePort()];
-    const common = { DATABASE_URL: servers.url, PGKAFKA_SCHEMA: 'pgkafka' };
+    const toPrimary = (proxy = await PgProxy.start('127.0.0.1', servers.primary.port));
+    const urlA = servers.url.replace(`:${servers.primary.port},`, `:${toPrimary.port},`);
+    const common = { PGKAFKA_SCHEMA: 'pgkafka' };
     brokers.push(
-      ...(await Promise.all([spawnBroker({ ...common, PGKAFKA_PORT: String(portA), PGKAFKA_NODE_ID: '1' }), spawnBroker({ ...common, PGKAFKA_PORT: String(portB), PGKAFKA_NODE_ID: '2' })])),
+      ...(await Promise.all([
+        spawnBroker({ ...common, DATABASE_URL: urlA, PGKAFKA_PORT: String(portA), PGKAFKA_NODE_ID: '1' }),
+        spawnBroker({ ...common, DATABASE_URL: servers.url, PGKAFKA_PORT: String(portB), PGKAFKA_NODE_ID: '2' }),
+      ])),
     );
     const [brokerA, brokerB] = brokers as [BrokerProcess, BrokerProcess];
     const [bootstrapA, bootstrapB] = [`127.0.0.1:${portA}`, `127.0.0.1:${portB}`];
@@ -63,9 +76,10 @@ describe('PostgreSQL failover to a synchronous standby', () => {
     let firstAckOnNewPrimaryMs: number | undefined;
     let acksAfter = 0;
     let stop = false;
+    let sending = '';
     const writing = (async () => {
       for (let i = 0; !stop; i++) {
-        const value = `r${i}`;
+        const value = (sending = `r${i}`);
         const sentAt = Date.now();
         try {
           const [meta] = await producer!.send({ topic: TOPIC, acks: -1, messages: [{ value }] });
@@ -83,6 +97,12 @@ describe('PostgreSQL failover to a synchronous standby', () => {
     })();
 
     expect(await within(30_000, () => acknowledged.size >= ACKS_BEFORE)).toBeGreaterThanOrEqual(0);
+    // The next append commits (so the synchronous standby has it) and its answer is held; the standby shows it once replayed.
+    const heldAppend = toPrimary.arm('hold-answer');
+    const onStandby = () =>
+      pgQuery(servers!.standby.adminUrl.replace(/\/postgres$/, '/pgkafka'), `SELECT count(*)::int AS n FROM pgkafka.batches b JOIN pgkafka.topics t USING (topic_id) WHERE t.name = '${TOPIC}'`);
+    expect(await within(10_000, async () => ((await onStandby())[0]!.n as number) > acknowledged.size)).toBeGreaterThanOrEqual(0);
+    const heldValue = sending;
     killedAt = Date.now();
     await servers.primary.kill();
     await servers.promoteStandby();
@@ -95,6 +115,11 @@ describe('PostgreSQL failover to a synchronous standby', () => {
     );
 
     expect(gaveUp).toEqual([]);
+    // The held append was committed on the old primary and its answer lost: acknowledged, with the offset the new primary holds it at.
+    await heldAppend;
+    expect(toPrimary.cuts).toEqual(['hold-answer']);
+    expect([...acknowledged.values()]).toContain(heldValue);
+    expect(brokerA.output()).toMatch(/"code":"PGKAFKA_APPEND_OUTCOME_SETTLED".*"outcome":"committed at/);
     expect(brokerA.child.exitCode).toBeNull();
     expect(brokerB.child.exitCode).toBeNull();
     const stored = await readLog(bootstrapB, TOPIC);

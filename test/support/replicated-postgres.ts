@@ -121,14 +121,14 @@ export async function startReplicatedPostgres(options: { database?: string } = {
     const standbyDir = join(root, 'standby');
     await tool('initdb', ['-D', primaryDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
     const primary = await startServer(primaryDir, await freePort(), { wal_level: 'replica', max_wal_senders: '4', synchronous_commit: 'on' });
-    await query(primary.adminUrl, `CREATE DATABASE "${database}"`);
+    await pgQuery(primary.adminUrl, `CREATE DATABASE "${database}"`);
     await tool('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', standbyDir, '-R', '-X', 'stream', '-c', 'fast', '--no-sync']);
     const standby = await startServer(standbyDir, await freePort(), { hot_standby: 'on', cluster_name: STANDBY_NAME });
     // Synchronous only once it streams: before that, every commit on the primary would wait for it.
-    await query(primary.adminUrl, `ALTER SYSTEM SET synchronous_standby_names = '"${STANDBY_NAME}"'`);
-    await query(primary.adminUrl, 'SELECT pg_reload_conf()');
+    await pgQuery(primary.adminUrl, `ALTER SYSTEM SET synchronous_standby_names = '"${STANDBY_NAME}"'`);
+    await pgQuery(primary.adminUrl, 'SELECT pg_reload_conf()');
     const until = Date.now() + READY_MS;
-    while ((await query(primary.adminUrl, `SELECT 1 FROM pg_stat_replication WHERE application_name = '${STANDBY_NAME}' AND state = 'streaming' AND sync_state = 'sync'`)).length === 0) {
+    while ((await pgQuery(primary.adminUrl, `SELECT 1 FROM pg_stat_replication WHERE application_name = '${STANDBY_NAME}' AND state = 'streaming' AND sync_state = 'sync'`)).length === 0) {
       if (Date.now() > until) throw new Error('the standby did not become a streaming synchronous standby');
       await sleep(50);
     }
@@ -138,7 +138,7 @@ export async function startReplicatedPostgres(options: { database?: string } = {
       url: `postgresql://postgres@127.0.0.1:${primary.port},127.0.0.1:${standby.port}/${database}?target_session_attrs=read-write`,
       async promoteStandby() {
         await tool('pg_ctl', ['promote', '-D', standbyDir, '-w', '-t', String(READY_MS / 1000)]);
-        while ((await query(standby.adminUrl, 'SELECT pg_is_in_recovery() AS recovery'))[0]!.recovery !== false) await sleep(20);
+        while ((await pgQuery(standby.adminUrl, 'SELECT pg_is_in_recovery() AS recovery'))[0]!.recovery !== false) await sleep(20);
       },
       destroy: () => destroy(),
     };
@@ -156,7 +156,8 @@ export async function startReplicatedPostgres(options: { database?: string } = {
   }
 }
 
-async function query(url: string, sql: string): Promise<Record<string, unknown>[]> {
+/** Runs one statement on its own connection; the rows. */
+export async function pgQuery(url: string, sql: string): Promise<Record<string, unknown>[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
