@@ -11,7 +11,12 @@
 //    which the broker no longer reaches: its commit counts only if it reached
 //    the new primary before promotion, and nothing arrives there afterwards
 //    (the old primary must be fenced, as every failover does);
-// 2. any transaction still holding the partitions' rows is waited for;
+// 2. any transaction still holding the partitions' rows is waited for. With
+//    a synchronous standby this also keeps an unreplicated commit from being
+//    acknowledged: a backend ended while it waited for the standby leaves its
+//    commit visible on the primary only (PostgreSQL warns "canceling wait for
+//    synchronous replication"), but this row-locking statement writes WAL after
+//    it, and its own commit waits for the standby to have both;
 // 3. the batches are looked for from the log end the broker knew before the
 //    statement: each must be stored byte for byte as sent (apart from the base
 //    offset and partition leader epoch, which the broker rewrites), at the
