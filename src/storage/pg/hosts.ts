@@ -69,7 +69,9 @@ export class HostLocator {
         }
         refusals.push(`${host.host}:${host.port} is ${why}`);
       } catch (err) {
-        refusals.push(`${host.host}:${host.port}: ${(err as Error & { code?: string }).code ?? (err as Error).message}`);
+        // A network error by its code (ECONNREFUSED), anything else (a refused user, a missing database) in PostgreSQL's words.
+        const { code, message } = err as Error & { code?: string };
+        refusals.push(`${host.host}:${host.port}: ${code?.startsWith('E') ? code : message}`);
       } finally {
         await client.end().catch(() => {});
       }
