@@ -128,6 +128,15 @@ describe('PostgreSQL failover to a synchronous standby', () => {
 
     // Broker B learns of A's appends by LISTEN: its connection moved to the new primary, so a fetch parked at the log end wakes.
     expect(brokerB.output()).toContain('PGKAFKA_LISTEN_RESTORED');
+    // Each broker logged its move to the promoted standby.
+    for (const broker of [brokerA, brokerB]) {
+      const chosen = broker
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('PGKAFKA_DATABASE_HOST_CHOSEN'))
+        .map((l) => (JSON.parse(l) as { host: string }).host);
+      expect(chosen.at(-1)).toBe(`127.0.0.1:${servers.standby.port}`);
+    }
     const logEnd = stored.at(-1)!.offset + 1n;
     const consumer = await RawClient.connect(bootstrapB);
     try {

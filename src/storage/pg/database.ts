@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { NoAcceptableHost } from './hosts.js';
+import { locatorFor, NoAcceptableHost, type DatabaseHost } from './hosts.js';
 import { oneOffClient } from './pool.js';
 import type { Logger } from '../../observability/logger.js';
 import { LogCode } from '../../observability/log-codes.js';
@@ -49,8 +49,19 @@ const STALE_FAST_SHUTDOWN_MS = 30_000;
  */
 export async function openDatabase(options: DatabaseOptions, log: Logger): Promise<Database> {
   if (options.databaseUrl) {
-    await probe(options.databaseUrl, options.databaseConnectTimeoutMs);
-    return { connectionString: options.databaseUrl, kind: 'external', announce: () => {}, stop: async () => {} };
+    // Several hosts: which one the connections go to, at start-up and after each failover.
+    const locator = locatorFor(options.databaseUrl);
+    const onChosen = (host: DatabaseHost, passedOver: string[]) =>
+      log.info({ host: `${host.host}:${host.port}`, passedOver, code: LogCode.DATABASE_HOST_CHOSEN }, `PostgreSQL connections go to ${host.host}:${host.port}`);
+    locator?.on('chosen', onChosen);
+    const unwatch = async () => void locator?.off('chosen', onChosen);
+    try {
+      await probe(options.databaseUrl, options.databaseConnectTimeoutMs);
+    } catch (err) {
+      await unwatch();
+      throw err;
+    }
+    return { connectionString: options.databaseUrl, kind: 'external', announce: () => {}, stop: unwatch };
   }
   return openEmbedded(options, log);
 }

@@ -7,8 +7,11 @@
 // primary) is not in recovery. The choice is shared by every connection the
 // process opens to that URL and made again when a connection to the chosen
 // host fails: after a failover the next connection goes to the new primary.
+import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { parseDatabaseUrl, type DatabaseHost, type DatabaseHosts } from '../../config/database-url.js';
+
+export type { DatabaseHost };
 
 /** Seconds, as libpq's connect_timeout; how long a host gets to accept a connection and answer while one is chosen. */
 const DEFAULT_CONNECT_TIMEOUT_S = 5;
@@ -16,13 +19,20 @@ const DEFAULT_CONNECT_TIMEOUT_S = 5;
 /** No listed host accepts the sessions asked for (all down, or only standbys while a failover is under way). */
 export class NoAcceptableHost extends Error {}
 
-/** Chooses the host for the connections to one DATABASE_URL and keeps the choice until a connection to it fails. */
-export class HostLocator {
+/**
+ * Chooses the host for the connections to one DATABASE_URL and keeps the
+ * choice until a connection to it fails. Emits ('chosen', host, refusals)
+ * when it picks a host other than the one before (the first pick included),
+ * with why each host listed before it was passed over.
+ */
+export class HostLocator extends EventEmitter {
+  private previous: DatabaseHost | null = null;
   private chosen: DatabaseHost | null = null;
   private choosing: Promise<DatabaseHost> | null = null;
   private readonly connectTimeoutMs: number;
 
   constructor(readonly database: DatabaseHosts) {
+    super();
     const timeout = /[?&]connect_timeout=(\d+)/.exec(database.hosts[0]!.url)?.[1];
     this.connectTimeoutMs = (timeout && Number(timeout) > 0 ? Number(timeout) : DEFAULT_CONNECT_TIMEOUT_S) * 1000;
   }
@@ -65,6 +75,8 @@ export class HostLocator {
         const why = await this.unfit(client);
         if (why === null) {
           this.chosen = host;
+          if (this.previous !== host) this.emit('chosen', host, refusals);
+          this.previous = host;
           return host;
         }
         refusals.push(`${host.host}:${host.port} is ${why}`);
