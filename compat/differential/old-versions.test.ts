@@ -12,6 +12,7 @@ import {
   DeleteTopicsApi,
   DescribeAclsApi,
   DescribeConfigsApi,
+  FetchApi,
   ListOffsetsApi,
   MetadataApi,
   OffsetCommitApi,
@@ -19,7 +20,7 @@ import {
   OffsetForLeaderEpochApi,
   ProduceApi,
 } from '../../src/protocol/messages/index.js';
-import { buildBatch } from '../../src/protocol/records/index.js';
+import { buildBatch, decompressWrapper, readLegacyMessage, writeLegacyMessageSet, type LegacyMessage, type LegacyRecordToWrite } from '../../src/protocol/records/index.js';
 import type { RawClient } from '../../test/support/raw-client.js';
 import { awaitCoordinator, createTopics, eventually, expectSame, onBoth, usePair } from '../support/differential.js';
 
@@ -151,6 +152,76 @@ describe('differential with Kafka 3.9.1: versions Kafka 4.0 removed', () => {
         epochsV0: await epochs(0),
         epochsV1: await epochs(1),
         acls: await c.request(DescribeAclsApi, 0, { resourceTypeFilter: 1, resourceNameFilter: null, principalFilter: null, hostFilter: null, operation: 1, permissionType: 1 }),
+      };
+    });
+    expectSame(outcome);
+  });
+
+  it('Produce v0-2 with magic 0/1 message sets, and Fetch v0-3 down-converting them and magic 2 batches', async () => {
+    const TS = 1_700_000_000_000n;
+    const recs = (from: number, n: number, base = 0): LegacyRecordToWrite[] =>
+      Array.from({ length: n }, (_, i) => ({ offset: BigInt(base + i), timestamp: TS + BigInt(from + i), key: i % 2 ? null : Buffer.from(`k${from + i}`), value: Buffer.from(`v${from + i}`) }));
+    const set = (magic: 0 | 1, compression: 0 | 1 | 2 | 3, records: LegacyRecordToWrite[]) => writeLegacyMessageSet(records, { magic, compression });
+    /** Message sets compared by what they say (compressed bytes differ between encoders), and their total size. */
+    const messages = (buf: Buffer): unknown[] => {
+      const out: unknown[] = [];
+      for (let pos = 0; pos + 12 <= buf.length;) {
+        const size = 12 + buf.readInt32BE(pos + 8);
+        if (buf.readBigInt64BE(pos) < 0n || pos + size > buf.length) {
+          // The padding's length is the total less the messages, whose compressed wrappers differ between encoders.
+          out.push({ padding: buf.readBigInt64BE(pos) === -1n, partial: buf.readBigInt64BE(pos) >= 0n });
+          break;
+        }
+        const m: LegacyMessage = readLegacyMessage(buf, pos, size)!;
+        const plain = { offset: m.offset, magic: m.magic, attributes: m.attributes, timestamp: m.timestamp, key: m.key?.toString() ?? null, crcValid: m.crcValid };
+        out.push(m.compression === 0 ? { ...plain, value: m.value?.toString() ?? null } : { ...plain, inner: messages(decompressWrapper(m)) });
+        pos += size;
+      }
+      return out;
+    };
+    const outcome = await onBoth(pair(), async (connect) => {
+      const c = await connect();
+      await createTopics(c, [{ name: 'o-legacy', numPartitions: 1 }]);
+      const produce = async (version: number, records: Buffer) => {
+        const res = await c.request(ProduceApi, version, { acks: -1, timeoutMs: 10_000, topicData: [{ name: 'o-legacy', partitionData: [{ index: 0, records }] }] });
+        return res.responses[0]!.partitionResponses[0]!;
+      };
+      const badCrc = set(1, 0, recs(0, 1));
+      badCrc[12] ^= 0xff;
+      const produced = {
+        v0: await produce(0, set(0, 0, recs(0, 2))),
+        v1gzip: await produce(1, set(1, 1, recs(2, 3))),
+        v2: await produce(2, set(1, 0, recs(5, 2))),
+        v2snappy: await produce(2, set(0, 2, recs(7, 2))),
+        badCrc: await produce(2, badCrc),
+        mixed: await produce(2, Buffer.concat([set(0, 0, recs(0, 1)), set(1, 0, recs(0, 1))])),
+        wrapperAndMore: await produce(2, Buffer.concat([set(1, 1, recs(0, 1)), set(1, 0, recs(0, 1))])),
+        partialOnly: await produce(2, set(1, 0, recs(0, 1)).subarray(0, 20)),
+        v2batch: await produce(
+          7,
+          buildBatch({ compression: 0, baseTimestamp: TS, records: [0, 1, 2].map((i) => ({ offsetDelta: i, timestampDelta: BigInt(i), key: null, value: Buffer.from(`b${i}`), headers: [] })) }),
+        ),
+      };
+      const fetch = async (version: number, fetchOffset: bigint, partitionMaxBytes = 1 << 20) => {
+        const res = await c.request(FetchApi, version, {
+          replicaId: -1,
+          maxWaitMs: 0,
+          minBytes: 0,
+          maxBytes: 1 << 20,
+          topics: [{ topic: 'o-legacy', partitions: [{ partition: 0, fetchOffset, partitionMaxBytes }] }],
+        });
+        const p = res.responses[0]!.partitions[0]!;
+        const raw = p.records as Buffer | Buffer[] | null;
+        const records = Array.isArray(raw) ? Buffer.concat(raw) : (raw ?? Buffer.alloc(0));
+        return { errorCode: p.errorCode, highWatermark: p.highWatermark, size: records.length, messages: messages(records) };
+      };
+      return {
+        produced,
+        fetchV0: await fetch(0, 0n),
+        fetchV1FromMiddle: await fetch(1, 10n),
+        fetchV2: await fetch(2, 1n),
+        fetchV3Small: await fetch(3, 5n, 30),
+        fetchV3End: await fetch(3, 12n),
       };
     });
     expectSame(outcome);
