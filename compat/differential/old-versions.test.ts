@@ -8,7 +8,10 @@
 // asked for named configs both releases have).
 import { describe, it } from 'vitest';
 import {
+  AddPartitionsToTxnApi,
   CreateTopicsApi,
+  EndTxnApi,
+  InitProducerIdApi,
   DeleteTopicsApi,
   DescribeAclsApi,
   DescribeConfigsApi,
@@ -223,6 +226,95 @@ describe('differential with Kafka 3.9.1: versions Kafka 4.0 removed', () => {
         fetchV3Small: await fetch(3, 5n, 30),
         fetchV3End: await fetch(3, 12n),
       };
+    });
+    expectSame(outcome);
+  });
+
+  it('Fetch v0 and v2 over transactions: markers dropped, aborted records delivered (these versions read uncommitted)', async () => {
+    const outcome = await onBoth(pair(), async (connect) => {
+      const c = await connect();
+      await createTopics(c, [{ name: 'o-legacy-txn', numPartitions: 1 }]);
+      await awaitCoordinator(c, ['o-txn'], 1);
+      // Retried while the coordinator loads or the previous transaction is still ending (Kafka ends it asynchronously).
+      const settled = async <T>(send: () => Promise<T>, errorOf: (r: T) => number): Promise<T> => {
+        const r = await eventually(send, (x) => ![14, 15, 16, 51].includes(errorOf(x)));
+        return r;
+      };
+      const p = await settled(
+        () => c.request(InitProducerIdApi, 1, { transactionalId: 'o-txn', transactionTimeoutMs: 60_000 }),
+        (r) => r.errorCode,
+      );
+      const txn = async (sequence: number, values: string[], committed: boolean) => {
+        await settled(
+          () =>
+            c.request(AddPartitionsToTxnApi, 1, {
+              v3AndBelowTransactionalId: 'o-txn',
+              v3AndBelowProducerId: p.producerId,
+              v3AndBelowProducerEpoch: p.producerEpoch,
+              v3AndBelowTopics: [{ name: 'o-legacy-txn', partitions: [0] }],
+            }),
+          (r) => r.resultsByTopicV3AndBelow[0]!.resultsByPartition[0]!.partitionErrorCode,
+        );
+        const records = buildBatch({
+          baseTimestamp: 1_700_000_000_000n,
+          producerId: p.producerId,
+          producerEpoch: p.producerEpoch,
+          baseSequence: sequence,
+          isTransactional: true,
+          records: values.map((v) => ({ key: null, value: Buffer.from(v) })),
+        });
+        const produced = await c.request(ProduceApi, 3, { transactionalId: 'o-txn', acks: -1, timeoutMs: 10_000, topicData: [{ name: 'o-legacy-txn', partitionData: [{ index: 0, records }] }] });
+        const ended = await settled(
+          () => c.request(EndTxnApi, 1, { transactionalId: 'o-txn', producerId: p.producerId, producerEpoch: p.producerEpoch, committed }),
+          (r) => r.errorCode,
+        );
+        return [produced.responses[0]!.partitionResponses[0]!.errorCode, ended.errorCode];
+      };
+      const committed = await txn(0, ['c1', 'c2'], true);
+      const aborted = await txn(2, ['a1'], false);
+      // Both markers written (offsets 2 and 4): the high watermark reaches 5.
+      await eventually(
+        () =>
+          c.request(FetchApi, 4, {
+            replicaId: -1,
+            maxWaitMs: 0,
+            minBytes: 0,
+            maxBytes: 1 << 20,
+            isolationLevel: 0,
+            topics: [{ topic: 'o-legacy-txn', partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }],
+          }),
+        (r) => r.responses[0]!.partitions[0]!.highWatermark >= 5n,
+      );
+      /**
+       * Every message a consumer at this version reads from `from` to the end, fetch after fetch, each
+       * offset once: how much one fetch returns is the broker's choice (Kafka may stop at a batch its
+       * cached high-watermark position has not reached), and Kafka 3.9 answers the first batch after a
+       * marker twice (LazyDownConversionRecords re-reads the batch its size was taken from).
+       */
+      const consume = async (version: number, from: bigint) => {
+        const seen = new Map<bigint, unknown>();
+        let fetchOffset = from;
+        for (let round = 0; round < 10 && fetchOffset < 5n; round++) {
+          const res = await c.request(FetchApi, version, {
+            replicaId: -1,
+            maxWaitMs: 0,
+            minBytes: 0,
+            maxBytes: 1 << 20,
+            topics: [{ topic: 'o-legacy-txn', partitions: [{ partition: 0, fetchOffset, partitionMaxBytes: 1 << 20 }] }],
+          });
+          const raw = res.responses[0]!.partitions[0]!.records as Buffer | Buffer[] | null;
+          const buf = Array.isArray(raw) ? Buffer.concat(raw) : (raw ?? Buffer.alloc(0));
+          for (let pos = 0; pos + 12 <= buf.length && buf.readBigInt64BE(pos) >= 0n && pos + 12 + buf.readInt32BE(pos + 8) <= buf.length; pos += 12 + buf.readInt32BE(pos + 8)) {
+            const m = readLegacyMessage(buf, pos, 12 + buf.readInt32BE(pos + 8))!;
+            if (m.offset >= fetchOffset && !seen.has(m.offset)) seen.set(m.offset, [m.offset, m.magic, m.timestamp, m.value?.toString() ?? null]);
+          }
+          const last = [...seen.keys()].pop();
+          // The markers have no message: past the last one read, or past the marker the fetch started at.
+          fetchOffset = last !== undefined && last >= fetchOffset ? last + 1n : fetchOffset + 1n;
+        }
+        return [...seen.values()];
+      };
+      return { committed, aborted, v0: await consume(0, 0n), v2: await consume(2, 0n), v2AtMarker: await consume(2, 2n) };
     });
     expectSame(outcome);
   });
