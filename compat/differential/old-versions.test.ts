@@ -182,6 +182,12 @@ describe('differential with Kafka 3.9.1: versions Kafka 4.0 removed', () => {
       }
       return out;
     };
+    /** The wrapper's offset (outside its CRC) set to `offset`. */
+    const wrapperAt = (wrapper: Buffer, offset: bigint) => {
+      const copy = Buffer.from(wrapper);
+      copy.writeBigInt64BE(offset, 0);
+      return copy;
+    };
     const outcome = await onBoth(pair(), async (connect) => {
       const c = await connect();
       await createTopics(c, [{ name: 'o-legacy', numPartitions: 1 }]);
@@ -200,6 +206,12 @@ describe('differential with Kafka 3.9.1: versions Kafka 4.0 removed', () => {
         mixed: await produce(2, Buffer.concat([set(0, 0, recs(0, 1)), set(1, 0, recs(0, 1))])),
         wrapperAndMore: await produce(2, Buffer.concat([set(1, 1, recs(0, 1)), set(1, 0, recs(0, 1))])),
         partialOnly: await produce(2, set(1, 0, recs(0, 1)).subarray(0, 20)),
+        empty: await produce(1, Buffer.alloc(0)),
+        magic2InV2: await produce(2, buildBatch({ compression: 0, baseTimestamp: TS, records: [{ key: null, value: Buffer.from('m2') }] })),
+        // A producer's LogAppendTime: refused only without a timestamp (Kafka checks a CreateTime topic's range first).
+        appendTimeNone: await produce(2, writeLegacyMessageSet(recs(0, 1), { magic: 1, compression: 0, logAppendTime: -1n })),
+        appendTime: await produce(2, writeLegacyMessageSet(recs(20, 1), { magic: 1, compression: 0, logAppendTime: TS })),
+        wrapperBelowInner: await produce(2, wrapperAt(set(1, 1, recs(0, 3)), 1n)),
         v2batch: await produce(
           7,
           buildBatch({ compression: 0, baseTimestamp: TS, records: [0, 1, 2].map((i) => ({ offsetDelta: i, timestampDelta: BigInt(i), key: null, value: Buffer.from(`b${i}`), headers: [] })) }),

@@ -79,7 +79,8 @@ async function producePartition(
   if (!topic) return failed(index, topicError);
   if (index < 0 || index >= topic.partitionCount) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   if (!records || records.length === 0) {
-    return failed(index, ErrorCode.INVALID_RECORD); // Kafka: "must have at least one record batch", not sent
+    // Kafka: "must have at least one record batch" from v3, not sent; below, an empty append that succeeds at offset -1.
+    return failed(index, records && ctx.apiVersion < 3 ? ErrorCode.NONE : ErrorCode.INVALID_RECORD);
   }
   const log = await ctx.broker.logs.partition(topic.topicId, index);
   if (!log) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);

@@ -77,6 +77,10 @@ describe('magic 0 and 1 message sets', () => {
     const r2 = await produce(2, 'legacy-in', writeLegacyMessageSet([{ offset: 0n, timestamp: TS + 5n, key: null, value: v(5) }], { magic: 1, compression: 3 }));
     expect([r2.errorCode, r2.baseOffset, r2.logAppendTimeMs]).toEqual([ErrorCode.NONE, 5n, -1n]);
 
+    // Empty records: nothing appended, success at offset -1 (Kafka refuses them from v3 only).
+    const empty = await produce(1, 'legacy-in', Buffer.alloc(0));
+    expect([empty.errorCode, empty.baseOffset]).toEqual([ErrorCode.NONE, -1n]);
+
     const read = await fetch(4, 'legacy-in', 0n);
     const batches = parseBatches(read.records, { mode: 'log' }).batches;
     expect(batches.map((h) => [h.magic, h.baseOffset, h.recordCount, h.compression])).toEqual([
