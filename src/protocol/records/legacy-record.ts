@@ -21,7 +21,7 @@ import zlib from 'node:zlib';
 import { LOG_OVERHEAD, NO_TIMESTAMP } from './batch.js';
 import { type Compression, compress, decompress, DEFAULT_MAX_DECOMPRESSED_BYTES } from './compression.js';
 import { CompressionError } from './compression/errors.js';
-import { lz4DecodeFrames } from './compression/lz4.js';
+import { lz4DecodeFrames, planLz4 } from './compression/lz4.js';
 
 export const LEGACY_CRC_OFFSET = LOG_OVERHEAD;
 export const LEGACY_MAGIC_OFFSET = LOG_OVERHEAD + 4;
@@ -105,7 +105,10 @@ export function readLegacyMessage(buf: Buffer, pos: number, size: number): Legac
  */
 export function decompressWrapper(wrapper: LegacyMessage, maxBytes = DEFAULT_MAX_DECOMPRESSED_BYTES): Buffer {
   const value = wrapper.value ?? Buffer.alloc(0);
-  if (wrapper.magic === 0 && wrapper.compression === 3) return lz4DecodeFrames(value, maxBytes);
+  if (wrapper.magic === 0 && wrapper.compression === 3) {
+    planLz4(value, maxBytes); // the framing checked (CompressionError), as the decoder below assumes
+    return lz4DecodeFrames(value, maxBytes);
+  }
   if (wrapper.compression < 1 || wrapper.compression > 3) throw new CompressionError('UNSUPPORTED_COMPRESSION_TYPE', `compression ${wrapper.compression} in a magic ${wrapper.magic} message`);
   return decompress(wrapper.compression as Compression, value, maxBytes);
 }

@@ -216,6 +216,25 @@ describe('Produce v0-2: a message set as one v2 batch', () => {
   });
 });
 
+describe('malformed input', () => {
+  it('never throws on mutated message sets, compressed ones included (magic 0 lz4 too)', () => {
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
+    const sources = ['kafka-python-v0-none.hex', 'kafka-python-v1-gzip.hex', 'kafka-python-v1-lz4.hex', 'kafka-python-v0-snappy.hex'].map(loadHex);
+    sources.push(writeLegacyMessageSet(RECORDS, { magic: 0, compression: 3 }));
+    for (let i = 0; i < 3000; i++) {
+      const input = Buffer.from(sources[i % sources.length]!);
+      for (let k = 0; k < 1 + Math.floor(random() * 4); k++) input[Math.floor(random() * input.length)] = Math.floor(random() * 256);
+      // Valid outer CRCs, so the mutation reaches the wrapped set.
+      const fixed = Buffer.from(input);
+      if (fixed.length > 16) fixed.writeUInt32BE(zlib.crc32(fixed.subarray(16, Math.min(fixed.length, 12 + Math.max(14, fixed.readInt32BE(8))))), 12);
+      for (const buf of [input, fixed, input.subarray(0, Math.floor(random() * input.length))]) {
+        expect(() => legacyToBatch(buf, { maxMessageBytes: 1 << 20 })).not.toThrow();
+      }
+    }
+  });
+});
+
 describe('Fetch v0-3: stored batches down-converted', () => {
   const stored = (compression: 0 | 1 | 2 | 3, baseOffset: bigint, timestampType: 0 | 1 = 0) =>
     buildBatch({
