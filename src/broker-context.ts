@@ -3,6 +3,7 @@ import type { Coordination } from './coordinator/coordination.js';
 import type { GroupCoordinator } from './coordinator/group-coordinator.js';
 import type { TransactionCoordinator } from './coordinator/transaction-coordinator.js';
 import type { BrokerConfigs } from './log/broker-configs.js';
+import type { FetchSessionCache } from './log/fetch-sessions.js';
 import type { LogManager } from './log/log-manager.js';
 import type { TopicManager } from './log/topic-manager.js';
 import type { Logger } from './observability/logger.js';
@@ -35,6 +36,8 @@ export interface BrokerContext {
   brokerConfigs: BrokerConfigs;
   topics: TopicManager;
   logs: LogManager;
+  /** This broker's incremental fetch sessions (KIP-227). */
+  fetchSessions: FetchSessionCache;
   groups: GroupCoordinator;
   transactions: TransactionCoordinator;
   log: Logger;

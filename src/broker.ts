@@ -11,6 +11,7 @@ import { logMarkerWriter } from './coordinator/txn-markers.js';
 import { HandlerRegistry } from './handlers/registry.js';
 import { BrokerConfigs } from './log/broker-configs.js';
 import { Compactor } from './log/compactor.js';
+import { FetchSessionCache } from './log/fetch-sessions.js';
 import { LogCleaner } from './log/log-cleaner.js';
 import { LogManager } from './log/log-manager.js';
 import { TailCache } from './log/tail-cache.js';
@@ -140,6 +141,13 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
   // Request and commit histograms, fed as the broker serves; nothing is measured when metrics are off.
   const brokerMetrics = config.metricsEnabled ? createBrokerMetrics() : null;
   if (brokerMetrics) logs.commitObserver = brokerMetrics.observeCommit;
+  const fetchSessions = new FetchSessionCache({ maxEntries: config.maxIncrementalFetchSessionCacheSlots, clock: systemClock });
+  brokerMetrics?.observeFetchSessions(() => ({
+    sessions: fetchSessions.size,
+    partitions: fetchSessions.totalPartitions,
+    evictions: fetchSessions.evictions,
+    incrementalFetches: fetchSessions.incrementalFetches,
+  }));
 
   const groups = new GroupCoordinator({
     store: new GroupStore(pool),
@@ -170,6 +178,7 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     log,
   });
   coordination.addOwner(groups);
+  // Transactional ids share the groups' slots: their leases, their failover.
   const transactions = new TransactionCoordinator({
     store: new TransactionStore(pool),
     producerIds: producerStore,
@@ -178,8 +187,9 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     log,
     clock: systemClock,
     transactionalIdExpirationMs: config.transactionalIdExpirationMs,
+    leaseHeld: (transactionalId) => coordination.owns(transactionalId),
   });
-  await transactions.load();
+  coordination.addOwner(transactions);
 
   const authorizer = new Authorizer(
     config.authorizerEnabled,
@@ -274,6 +284,7 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     coordination,
     topics,
     logs,
+    fetchSessions,
     groups,
     transactions,
     log,

@@ -153,6 +153,12 @@ export const options = {
     default: 16777216,
     doc: 'Bytes of pipelined Produce requests of one connection outstanding at once (bounds its memory).',
   },
+  maxIncrementalFetchSessionCacheSlots: {
+    env: 'PGKAFKA_MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS',
+    schema: int(0, 2147483647),
+    default: 1000,
+    doc: "Most incremental fetch sessions (KIP-227) the broker keeps at once; 0 serves every fetch in full (Kafka's `max.incremental.fetch.session.cache.slots`).",
+  },
   fetchMaxWaitMsCap: { env: 'PGKAFKA_FETCH_MAX_WAIT_MS_CAP', schema: int(0), default: 30000, doc: 'Upper bound on a Fetch long-poll, whatever the client asks.' },
   shutdownTimeoutMs: { env: 'PGKAFKA_SHUTDOWN_TIMEOUT_MS', schema: int(0), default: 10000, doc: 'How long graceful shutdown waits for in-flight requests.' },
   metricsPort: { env: 'PGKAFKA_METRICS_PORT', schema: int(0, 65535), default: 9308, doc: 'Port of the Prometheus `/metrics` HTTP endpoint (0 picks a free port).' },

@@ -75,6 +75,7 @@ async function producePartition(
   topicError: number,
   index: number,
   records: Buffer | null,
+  transactionalId: string | null,
 ): Promise<{ committed: Promise<PartitionResponse> } | PartitionResponse> {
   if (!topic) return failed(index, topicError);
   if (index < 0 || index >= topic.partitionCount) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
@@ -111,10 +112,15 @@ async function producePartition(
     batches.push(outcome.batch);
     logAppendTimeMs = outcome.logAppendTimeMs;
   }
-  // Checked right before the batches are queued (no await between): a batch that passes precedes its transaction's marker.
+  // Checked right before the batches are queued (no await between when the transaction is coordinated here): a batch that passes precedes its transaction's marker.
+  // A transaction another broker coordinates is checked against its stored state (KIP-890 part 1's verification).
+  const { transactions } = ctx.broker;
   for (const { header } of batches) {
     if (!header.isTransactional) continue;
-    const txnError = ctx.broker.transactions.verifyProduce(header.producerId, header.producerEpoch, topic.topicId, index);
+    const txnError =
+      transactionalId !== null && !transactions.serves(transactionalId)
+        ? await transactions.verifyStoredProduce(transactionalId, header.producerId, header.producerEpoch, topic.topicId, index, log.hasOpenTxn(header.producerId))
+        : transactions.verifyProduce(header.producerId, header.producerEpoch, topic.topicId, index);
     if (txnError !== ErrorCode.NONE) return failed(index, produceTxnError(txnError, ctx.apiVersion));
   }
   const committed = ctx.broker.logs.append(log, batches).then(
@@ -189,7 +195,7 @@ export default defineHandler({
         topicError = outcome.errorCode;
       }
       const partitions = [];
-      for (const p of topicData.partitionData) partitions.push(await producePartition(ctx, topic, topicError, p.index, p.records as Buffer | null));
+      for (const p of topicData.partitionData) partitions.push(await producePartition(ctx, topic, topicError, p.index, p.records as Buffer | null, request.transactionalId));
       queued.push({ topicData, partitions });
     }
     const responses = Promise.all(

@@ -213,7 +213,7 @@ export class LogManager {
   }
 
   /** Fetch's read (see LogReader.read). */
-  read(p: PartitionLog, offset: bigint, maxBytes: number, minOne: boolean, isolationLevel = READ_UNCOMMITTED): Promise<ReadResult> {
+  read(p: PartitionLog, offset: bigint, maxBytes: number, minOne: boolean, isolationLevel = READ_UNCOMMITTED): ReadResult | Promise<ReadResult> {
     return this.reader.read(p, offset, maxBytes, minOne, isolationLevel);
   }
 

@@ -119,6 +119,8 @@ export class TopicManager {
     const existing = await this.get(req.name);
     if (existing) return { errorCode: ErrorCode.TOPIC_ALREADY_EXISTS, errorMessage: `Topic '${req.name}' already exists.` };
     const colliding = (await this.list()).find((t) => unifyCollisionChars(t.name) === unifyCollisionChars(req.name));
+    // The name itself, created by a request that raced this one between the look-up above and the list.
+    if (colliding?.name === req.name) return { errorCode: ErrorCode.TOPIC_ALREADY_EXISTS, errorMessage: `Topic '${req.name}' already exists.` };
     if (colliding) {
       return { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: `Topic '${req.name}' collides with existing topic: ${colliding.name}` };
     }

@@ -6,7 +6,7 @@
 // histograms are fed by the broker as it serves (no query at scrape time).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Logger } from './logger.js';
 import { describeGroups, type GroupLag } from './lag.js';
 import type { DeletedUnread, LagStore, PartitionOffsets } from '../storage/pg/lag-store.js';
@@ -47,6 +47,16 @@ export interface BrokerMetrics {
   observeRequest(api: string, seconds: number): void;
   /** A flush's append statement finished in PostgreSQL after `seconds`. */
   observeCommit(seconds: number): void;
+  /** Where the incremental fetch sessions' figures are read at each scrape. */
+  observeFetchSessions(read: () => FetchSessionFigures): void;
+}
+
+/** The fetch session cache's figures (Kafka's FetchSessionCache metrics). */
+export interface FetchSessionFigures {
+  sessions: number;
+  partitions: number;
+  evictions: number;
+  incrementalFetches: number;
 }
 
 export function createBrokerMetrics(): BrokerMetrics {
@@ -64,6 +74,31 @@ export function createBrokerMetrics(): BrokerMetrics {
     buckets: DURATION_BUCKETS,
     registers: [registry],
   });
+  let fetchSessions: (() => FetchSessionFigures) | null = null;
+  const sessionGauge = (name: string, help: string, pick: (f: FetchSessionFigures) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        if (fetchSessions) this.set(pick(fetchSessions()));
+      },
+    });
+  const sessionCounter = (name: string, help: string, pick: (f: FetchSessionFigures) => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        if (!fetchSessions) return;
+        this.reset();
+        this.inc(pick(fetchSessions()));
+      },
+    });
+  sessionGauge('pgkafka_fetch_sessions', "Incremental fetch sessions in this broker's cache (Kafka's NumIncrementalFetchSessions)", (f) => f.sessions);
+  sessionGauge('pgkafka_fetch_session_partitions', "Partitions cached over all fetch sessions (Kafka's NumIncrementalFetchPartitionsCached)", (f) => f.partitions);
+  sessionCounter('pgkafka_fetch_session_evictions_total', "Fetch sessions evicted to make room for another (Kafka's IncrementalFetchSessionEvictionsPerSec)", (f) => f.evictions);
+  sessionCounter('pgkafka_fetch_incremental_requests_total', 'Fetch requests served as incremental fetches of a session', (f) => f.incrementalFetches);
   // One child per API, looked up once: observe() then costs a bucket search and two additions.
   const perApi = new Map<string, Histogram.Internal<'api'>>();
   return {
@@ -75,6 +110,9 @@ export function createBrokerMetrics(): BrokerMetrics {
     },
     observeCommit(seconds) {
       commits.observe(seconds);
+    },
+    observeFetchSessions(read) {
+      fetchSessions = read;
     },
   };
 }
