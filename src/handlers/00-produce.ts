@@ -1,6 +1,8 @@
-// Produce (key 0), v3-13, advertised from v0 (KAFKA-18659: librdkafka looks
-// for v0 before it will compress; v0-2 requests are still refused).
-// Transactional batches are appended only into the producer's ongoing
+// Produce (key 0), v0-13.
+// v0-2 may carry magic 0/1 message sets (Kafka 0.8-0.10 clients): they are
+// converted to one magic 2 batch before the topic's checks, as Kafka 3.9
+// appends them (protocol/records/legacy-convert.ts). v1: throttle time.
+// v2: log append time. Transactional batches are appended only into the producer's ongoing
 // transaction, at its current epoch, on partitions added to it.
 // v3: transactional id, magic v2 batches only, exactly one batch per
 // partition. v5: log start offset. v8: record errors naming the invalid
@@ -12,7 +14,7 @@ import type { Input } from '../protocol/codec/types.js';
 import { ZERO_UUID } from '../protocol/codec/types.js';
 import { ErrorCode, errorName } from '../protocol/errors.js';
 import { ProduceApi, type ProduceResponse } from '../protocol/messages/index.js';
-import { parseBatches, type ParseBatchesResult } from '../protocol/records/index.js';
+import { firstMagic, legacyToBatch, MAGIC_V2, parseBatches, type ParseBatchesResult } from '../protocol/records/index.js';
 import { applyAppendPolicy } from '../log/append-policy.js';
 import { AppendError } from '../log/log-manager.js';
 import type { IncomingBatch } from '../log/partition-log.js';
@@ -23,6 +25,7 @@ import { Deferred, defineHandler, type RequestContext } from './types.js';
 // A record batch's attributes are the int16 at offset 21 (after base offset, length, leader epoch, magic, CRC).
 const ATTRIBUTES_END = 23;
 const TRANSACTIONAL_BIT = 0x10;
+const MAGIC_AT = 16; // magic 0/1 message sets have no transactional bit
 
 type PartitionResponse = Input<ProduceResponse['responses'][number]['partitionResponses'][number]>;
 
@@ -77,12 +80,20 @@ async function producePartition(
   if (!topic) return failed(index, topicError);
   if (index < 0 || index >= topic.partitionCount) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   if (!records || records.length === 0) {
-    return failed(index, ErrorCode.INVALID_RECORD); // Kafka: "must have at least one record batch", not sent
+    // Kafka: "must have at least one record batch" from v3, not sent; below, an empty append that succeeds at offset -1.
+    return failed(index, records && ctx.apiVersion < 3 ? ErrorCode.NONE : ErrorCode.INVALID_RECORD);
   }
   const log = await ctx.broker.logs.partition(topic.topicId, index);
   if (!log) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-  // Kafka's checks for client appends, in Kafka's order: one magic v2 batch, size, CRC-32C, offsets and counts.
   const config = ctx.broker.topics.topicConfig(topic);
+  // Produce v0-2: a magic 0/1 message set becomes one magic 2 batch (Kafka 3.9's LogValidator conversion).
+  if (ctx.apiVersion < 3 && firstMagic(records) < MAGIC_V2) {
+    const legacy = legacyToBatch(records, { maxMessageBytes: config.maxMessageBytes });
+    if (legacy.error) return refusedBatch(index, { batches: [], ...legacy }, log.logStartOffset);
+    if (!legacy.batch) return failed(index, ErrorCode.NONE); // no complete message: Kafka appends nothing
+    records = legacy.batch;
+  }
+  // Kafka's checks for client appends, in Kafka's order: one magic v2 batch, size, CRC-32C, offsets and counts.
   const parsed = parseBatches(records, { mode: 'produce', produceVersion: ctx.apiVersion, maxBatchBytes: config.maxMessageBytes, verifyCrc: true });
   if (parsed.error) return refusedBatch(index, parsed, log.logStartOffset);
   const batches: IncomingBatch[] = [];
@@ -132,15 +143,16 @@ function hasTransactionalRecords(request: { topicData: { partitionData: { record
   return request.topicData.some((t) =>
     t.partitionData.some((p) => {
       const records = p.records as Buffer | null;
-      return records !== null && records.length >= ATTRIBUTES_END && (records.readInt16BE(ATTRIBUTES_END - 2) & TRANSACTIONAL_BIT) !== 0;
+      return records !== null && records.length >= ATTRIBUTES_END && records[MAGIC_AT] === MAGIC_V2 && (records.readInt16BE(ATTRIBUTES_END - 2) & TRANSACTIONAL_BIT) !== 0;
     }),
   );
 }
 
 export default defineHandler({
   codec: ProduceApi,
-  minVersion: 3,
+  minVersion: 0,
   maxVersion: 13,
+  // Still advertised from v0 under PGKAFKA_KAFKA4_VERSIONS_ONLY, as Kafka 4 does (KAFKA-18659: librdkafka looks for v0 before it will compress).
   advertisedMinVersion: 0,
   async handle(ctx, request) {
     const acks = request.acks;

@@ -1,4 +1,8 @@
-// Fetch (key 1), v4-18.
+// Fetch (key 1), v0-18.
+// v0-3 read magic 0 (v0-1) or magic 1 (v2-3) message sets: the stored batches
+// down-converted as Kafka 3.9 does (protocol/records/legacy-convert.ts),
+// refused with UNSUPPORTED_VERSION where message.downconversion.enable is
+// false. v1: throttle time. v3: response max bytes.
 // v4: isolation level, last stable offset, aborted transactions. read_committed
 // (isolation level 1) reads stop at the last stable offset and carry the
 // aborted transactions overlapping the returned batches. v5: log
@@ -15,6 +19,7 @@ import type { Input } from '../protocol/codec/types.js';
 import { ZERO_UUID } from '../protocol/codec/types.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { FetchApi, type FetchRequest, type FetchResponse } from '../protocol/messages/index.js';
+import { downConvert } from '../protocol/records/index.js';
 import type { FetchContext, FetchPartition, PartitionResult } from '../log/fetch-sessions.js';
 import type { PartitionLog } from '../log/partition-log.js';
 import type { Topic } from '../log/topic-manager.js';
@@ -145,6 +150,20 @@ function belowZstd(ctx: RequestContext, target: Target | undefined, data: Partit
   };
 }
 
+/**
+ * Kafka 3.9's maybeConvertFetchedData below v4: the records read (limits counted on their stored size)
+ * down-converted to the message format of the request's version, for partitions of a known topic.
+ */
+function downConverted(ctx: RequestContext, target: Target | undefined, data: PartitionData): PartitionData {
+  if (ctx.apiVersion > 3 || !target?.topic || data.errorCode === ErrorCode.UNSUPPORTED_COMPRESSION_TYPE) return data;
+  const refuse = (errorCode: number): PartitionData => ({ ...data, errorCode, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, abortedTransactions: null, records: EMPTY });
+  if (!ctx.broker.topics.topicConfig(target.topic).messageDownconversionEnable) return refuse(ErrorCode.UNSUPPORTED_VERSION);
+  if (data.errorCode !== ErrorCode.NONE) return data;
+  const read = data.records as Buffer | Buffer[];
+  const conversion = downConvert(Array.isArray(read) ? read : [read], ctx.apiVersion <= 1 ? 0 : 1, target.partition.fetchOffset);
+  return conversion.error ? refuse(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE) : { ...data, records: conversion.records };
+}
+
 /** What the session cache weighs of a partition's answer. */
 function partitionResult(data: PartitionData): PartitionResult {
   const records = data.records;
@@ -167,14 +186,14 @@ function respond(ctx: RequestContext, context: FetchContext, targets: readonly T
     const { topic, topicId } = target.fetch;
     let last = responses.at(-1);
     if (!last || last.topic !== topic || last.topicId !== topicId) responses.push((last = { topic, topicId, partitions: [] }));
-    last.partitions.push(belowZstd(ctx, target, data[i]!));
+    last.partitions.push(downConverted(ctx, target, belowZstd(ctx, target, data[i]!)));
   }
   return { throttleTimeMs: 0, errorCode, sessionId, responses };
 }
 
 export default defineHandler({
   codec: FetchApi,
-  minVersion: 4,
+  minVersion: 0,
   maxVersion: 18,
   async handle(ctx, request) {
     const context = ctx.broker.fetchSessions.newContext({

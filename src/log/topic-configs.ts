@@ -44,6 +44,8 @@ export interface TopicConfig {
   messageTimestampBeforeMaxMs: number;
   messageTimestampAfterMaxMs: number;
   compressionType: 'uncompressed' | 'zstd' | 'lz4' | 'snappy' | 'gzip' | 'producer';
+  /** Whether Fetch v0-3 may read the topic (its batches down-converted to magic 0 or 1), as in Kafka 3.9. */
+  messageDownconversionEnable: boolean;
 }
 
 interface TopicConfigDef {
@@ -252,7 +254,7 @@ const DEFS: TopicConfigDef[] = [
     check: metadataVersion,
     synonym: 'log.message.format.version',
     removedIn4: true,
-    inert: 'batches are stored as the producer sent them (magic v2); Kafka 3.x also ignored it with inter.broker.protocol.version 3.0 or later',
+    inert: 'batches are stored in magic v2 (magic 0/1 message sets converted on append); Kafka 3.x also ignored it with inter.broker.protocol.version 3.0 or later',
     doc: '[DEPRECATED] The message format version Kafka 3.x would append in.',
   },
   {
@@ -310,8 +312,7 @@ const DEFS: TopicConfigDef[] = [
     default: 'true',
     synonym: 'log.message.downconversion.enable',
     removedIn4: true,
-    inert: 'a no-op in Kafka 4 too: no client old enough to need down-conversion is served',
-    doc: 'Deprecated; down-conversion no longer exists.',
+    doc: 'Whether Fetch v0-3 (clients before Kafka 0.11) may read the topic, its batches down-converted to their message format; false answers them UNSUPPORTED_VERSION.',
   },
   {
     name: 'remote.storage.enable',
@@ -406,6 +407,7 @@ export function resolveTopicConfig(explicit: Record<string, string>, brokerDefau
     messageTimestampBeforeMaxMs: Number(beforeMs),
     messageTimestampAfterMaxMs: Number(afterMs),
     compressionType: get('compression.type') as TopicConfig['compressionType'],
+    messageDownconversionEnable: get('message.downconversion.enable') as boolean,
   };
 }
 
