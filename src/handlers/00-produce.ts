@@ -6,6 +6,8 @@
 // partition. v5: log start offset. v8: record errors naming the invalid
 // records of a refused batch, and error message (KIP-467). v9: flexible.
 // v10: current leader (tagged). v13: topic ids.
+// Only the partition's leader appends a client's batches; another broker
+// answers NOT_LEADER_OR_FOLLOWER naming the leader (v10+, KIP-951).
 // acks=1 and acks=-1 are answered after the PostgreSQL commit; acks=0 gets no
 // response at all.
 import type { Input } from '../protocol/codec/types.js';
@@ -18,6 +20,7 @@ import { AppendError } from '../log/log-manager.js';
 import type { IncomingBatch } from '../log/partition-log.js';
 import type { Topic } from '../log/topic-manager.js';
 import { AclOperation, ResourceType, allowed, mayCreateTopic } from './authorization.js';
+import { currentLeader, leaderEndpoints, leadsPartition } from './partition-leader.js';
 import { Deferred, defineHandler, type RequestContext } from './types.js';
 
 // A record batch's attributes are the int16 at offset 21 (after base offset, length, leader epoch, magic, CRC).
@@ -80,6 +83,8 @@ async function producePartition(
   }
   const log = await ctx.broker.logs.partition(topic.topicId, index);
   if (!log) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  const notLeader = (): PartitionResponse => ({ ...failed(index, ErrorCode.NOT_LEADER_OR_FOLLOWER), currentLeader: currentLeader(ctx, topic.topicId, index) });
+  if (!(await leadsPartition(ctx, topic, index))) return notLeader();
   // Kafka's checks for client appends, in Kafka's order: one magic v2 batch, size, CRC-32C, offsets and counts.
   const config = ctx.broker.topics.topicConfig(topic);
   const parsed = parseBatches(records, { mode: 'produce', produceVersion: ctx.apiVersion, maxBatchBytes: config.maxMessageBytes, verifyCrc: true });
@@ -100,7 +105,9 @@ async function producePartition(
     batches.push(outcome.batch);
     logAppendTimeMs = outcome.logAppendTimeMs;
   }
-  // Checked right before the batches are queued (no await between): a batch that passes precedes its transaction's marker.
+  // Checked right before the batches are queued (no await between): a batch that passes precedes its transaction's marker,
+  // and an append queued by a leader precedes its hand-over (which waits for the appends queued).
+  if (!ctx.broker.leadership.leads(topic.topicId, index)) return notLeader();
   for (const { header } of batches) {
     if (!header.isTransactional) continue;
     const txnError = ctx.broker.transactions.verifyProduce(header.producerId, header.producerEpoch, topic.topicId, index);
@@ -191,6 +198,19 @@ export default defineHandler({
         return { name: topicData.name, topicId: topicData.topicId, partitionResponses };
       }),
     );
-    return new Deferred(responses.then((r) => (acks === 0 ? null : { responses: r, throttleTimeMs: 0 })));
+    return new Deferred(
+      responses.then((r) =>
+        acks === 0
+          ? null
+          : {
+              responses: r,
+              throttleTimeMs: 0,
+              nodeEndpoints: leaderEndpoints(
+                ctx,
+                r.flatMap((t) => t.partitionResponses.map((p) => p.currentLeader)),
+              ),
+            },
+      ),
+    );
   },
 });

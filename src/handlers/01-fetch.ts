@@ -10,6 +10,8 @@
 // v11: rack id, preferred read replica. v12: flexible. v13: topic ids.
 // The first partition that has data returns at least one whole batch even if
 // it exceeds the limits (KIP-74); records are never null (KAFKA-18646).
+// Only the partition's leader serves it; another broker answers
+// NOT_LEADER_OR_FOLLOWER naming the leader (v12+, endpoints v16+: KIP-951).
 import type { Input } from '../protocol/codec/types.js';
 import { ZERO_UUID } from '../protocol/codec/types.js';
 import { ErrorCode } from '../protocol/errors.js';
@@ -17,6 +19,7 @@ import { FetchApi, type FetchRequest, type FetchResponse } from '../protocol/mes
 import type { PartitionLog } from '../log/partition-log.js';
 import type { Topic } from '../log/topic-manager.js';
 import { AclOperation, ResourceType, allowed } from './authorization.js';
+import { currentLeader, leaderEndpoints, leadsPartition, type CurrentLeader } from './partition-leader.js';
 import { defineHandler, type RequestContext } from './types.js';
 import { LogCode } from '../observability/log-codes.js';
 
@@ -30,6 +33,8 @@ interface Target {
   topic: Topic | null;
   log: PartitionLog | null;
   errorCode: number;
+  /** The partition's leader, when this broker is not it. */
+  currentLeader?: CurrentLeader;
 }
 
 function leaderEpochError(requested: number, current: number): number {
@@ -54,6 +59,11 @@ async function resolveTargets(ctx: RequestContext, request: FetchRequest): Promi
         continue;
       }
       const log = partition.partition >= 0 && partition.partition < topic.partitionCount ? await ctx.broker.logs.partition(topic.topicId, partition.partition) : null;
+      if (log && !(await leadsPartition(ctx, topic, partition.partition))) {
+        const leader = currentLeader(ctx, topic.topicId, partition.partition);
+        targets.push({ topicIndex, partition, topic: null, log: null, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, currentLeader: leader });
+        continue;
+      }
       const errorCode = log ? leaderEpochError(partition.currentLeaderEpoch, log.leaderEpoch) : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
       targets.push({ topicIndex, partition, topic: log ? topic : null, log, errorCode });
     }
@@ -74,7 +84,8 @@ async function readOnce(ctx: RequestContext, request: FetchRequest, targets: Tar
       anyError = true;
       // Kafka answers a partition it refuses before reading (unknown, unauthorized) with an empty
       // aborted-transactions list, and one whose read failed (a fenced leader epoch) with null.
-      data.push({ ...base, errorCode: target.errorCode, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, abortedTransactions: log ? null : [] });
+      const leader = target.currentLeader ? { currentLeader: target.currentLeader } : {};
+      data.push({ ...base, errorCode: target.errorCode, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, abortedTransactions: log || target.currentLeader ? null : [], ...leader });
       continue;
     }
     const limit = Math.min(partition.partitionMaxBytes, remaining);
@@ -136,7 +147,11 @@ export default defineHandler({
     const respond = (errorCode: number, data: PartitionData[] = [], targets: Target[] = []) => {
       let k = 0;
       const responses = request.topics.map((t) => ({ topic: t.topic, topicId: t.topicId, partitions: t.partitions.map(() => belowZstd(ctx, targets[k], data[k++]!)) }));
-      return { throttleTimeMs: 0, errorCode, sessionId: 0, responses: errorCode === ErrorCode.NONE ? responses : [] };
+      const nodeEndpoints = leaderEndpoints(
+        ctx,
+        targets.map((t) => t.currentLeader),
+      );
+      return { throttleTimeMs: 0, errorCode, sessionId: 0, responses: errorCode === ErrorCode.NONE ? responses : [], nodeEndpoints };
     };
     // Incremental fetch sessions are not kept: a client that names one is told it is gone and falls back to full fetches.
     if (ctx.apiVersion >= 7 && request.sessionId !== 0) return respond(ErrorCode.FETCH_SESSION_ID_NOT_FOUND);
