@@ -400,7 +400,15 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
   // dx-embedded: /ready — the Kafka listener accepts (it is bound until shutdown begins) and PostgreSQL answers.
   const readiness = async () => (context.shuttingDown ? 'shutting down' : databaseUnreachable(pool, READY_DATABASE_TIMEOUT_MS));
   const metrics = config.metricsEnabled
-    ? await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, lagStore: new LagStore(pool), log, registry: brokerMetrics?.registry, readiness })
+    ? await startMetricsServer({
+        host: config.metricsHost,
+        port: config.metricsPort,
+        lagStore: new LagStore(pool),
+        log,
+        registry: brokerMetrics?.registry,
+        readiness,
+        leaderOf: (topicId, partition) => leadership.leaderOf(topicId, partition).nodeId,
+      })
     : null;
   log.info({ port, listeners: ports, metricsPort: metrics?.port, nodeId: config.nodeId, clusterId, database: database.kind, schema: config.schema }, 'pgkafka broker listening');
 
