@@ -9,8 +9,8 @@
 // partitions are free at once, and the survivors see that within a probe
 // (PROBE_MS). Every change of leader bumps the partition's leader epoch.
 //
-// The live brokers split the partitions evenly (12 over 3 brokers: 4 each),
-// stickily: a leader keeps its partitions up to its share, so a broker that
+// The live brokers split each topic's partitions evenly (12 over 3 brokers:
+// 4 each), and so all partitions, stickily: a leader keeps its partitions up to its share, so a broker that
 // joins takes only its share, each of the others handing over only what it
 // holds beyond its own. A partition is handed over once its queued appends
 // have committed (its quiet moment), released in PostgreSQL, and taken by
@@ -39,37 +39,49 @@ interface KnownLeader extends PartitionLeader {
 }
 
 /**
- * The leader each partition should have, given each partition's live leader
- * (-1 for none) and the live node ids: every node gets ⌊n/k⌋ or ⌈n/k⌉
- * partitions (the larger shares to the nodes that lead most now); a leader
- * keeps its partitions up to its share, and the rest go round-robin to the
- * nodes below theirs. A pure function of what every broker reads, so all
- * agree on it.
+ * The leader each partition should have, given each partition's topic and
+ * live leader (-1 for none), partitions of a topic next to each other, and
+ * the live node ids. Within each topic every node gets ⌊n/k⌋ or ⌈n/k⌉ of
+ * its partitions, the larger shares going to the nodes that lead fewest
+ * partitions overall so far (ties: those that lead most of the topic now,
+ * then the lowest id), so both each topic and the whole are spread evenly;
+ * a leader keeps its partitions up to its share, and the rest go
+ * round-robin to the nodes below theirs. A pure function of what every
+ * broker reads, so all agree on it.
  */
-export function assignLeaders(leaders: readonly number[], nodes: readonly number[]): number[] {
-  const assigned = leaders.map(() => -1);
+export function assignLeaders(partitions: readonly { topicId: string; leader: number }[], nodes: readonly number[]): number[] {
+  const assigned = partitions.map(() => -1);
   const sorted = [...new Set(nodes)].sort((a, b) => a - b);
   if (sorted.length === 0) return assigned;
-  const leading = new Map(sorted.map((node) => [node, 0]));
-  for (const l of leaders) if (leading.has(l)) leading.set(l, leading.get(l)! + 1);
-  const base = Math.floor(leaders.length / sorted.length);
-  const larger = leaders.length % sorted.length;
-  const share = new Map([...sorted].sort((a, b) => leading.get(b)! - leading.get(a)! || a - b).map((node, i) => [node, base + (i < larger ? 1 : 0)]));
-  const held = new Map(sorted.map((node) => [node, 0]));
-  leaders.forEach((l, i) => {
-    if (share.has(l) && held.get(l)! < share.get(l)!) {
-      assigned[i] = l;
-      held.set(l, held.get(l)! + 1);
+  const overall = new Map(sorted.map((node) => [node, 0]));
+  for (let from = 0; from < partitions.length;) {
+    let to = from;
+    while (to < partitions.length && partitions[to]!.topicId === partitions[from]!.topicId) to++;
+    const leading = new Map(sorted.map((node) => [node, 0]));
+    for (let i = from; i < to; i++) if (leading.has(partitions[i]!.leader)) leading.set(partitions[i]!.leader, leading.get(partitions[i]!.leader)! + 1);
+    const base = Math.floor((to - from) / sorted.length);
+    const larger = (to - from) % sorted.length;
+    const ranked = [...sorted].sort((a, b) => overall.get(a)! - overall.get(b)! || leading.get(b)! - leading.get(a)! || a - b);
+    const share = new Map(ranked.map((node, i) => [node, base + (i < larger ? 1 : 0)]));
+    const held = new Map(sorted.map((node) => [node, 0]));
+    for (let i = from; i < to; i++) {
+      const l = partitions[i]!.leader;
+      if (share.has(l) && held.get(l)! < share.get(l)!) {
+        assigned[i] = l;
+        held.set(l, held.get(l)! + 1);
+      }
     }
-  });
-  let next = 0;
-  assigned.forEach((a, i) => {
-    if (a !== -1) return;
-    while (held.get(sorted[next % sorted.length]!)! >= share.get(sorted[next % sorted.length]!)!) next++;
-    const node = sorted[next++ % sorted.length]!;
-    assigned[i] = node;
-    held.set(node, held.get(node)! + 1);
-  });
+    let next = 0;
+    for (let i = from; i < to; i++) {
+      if (assigned[i] !== -1) continue;
+      while (held.get(sorted[next % sorted.length]!)! >= share.get(sorted[next % sorted.length]!)!) next++;
+      const node = sorted[next++ % sorted.length]!;
+      assigned[i] = node;
+      held.set(node, held.get(node)! + 1);
+    }
+    for (const [node, n] of held) overall.set(node, overall.get(node)! + n);
+    from = to;
+  }
   return assigned;
 }
 
@@ -197,7 +209,7 @@ export class PartitionLeadership {
       this.ownedUntil = self ? asked + self.expiresInMs - LEASE_SAFETY_MS : 0;
       const nodes = holders.filter((h) => h.instanceId === instanceId || h.nodeId !== nodeId).map((h) => h.nodeId);
       const assigned = assignLeaders(
-        rows.map((r) => (r.expiresInMs > 0 ? r.nodeId : -1)),
+        rows.map((r) => ({ topicId: r.topicId, leader: r.expiresInMs > 0 ? r.nodeId : -1 })),
         nodes,
       );
       const byKey = new Map(rows.map((r, i) => [`${r.topicId}:${r.partition}`, { row: r, assigned: assigned[i]! }]));

@@ -66,16 +66,21 @@ export class LeadershipStore {
    */
   async claim(nodeId: number, instanceId: string, wanted: readonly { topicId: string; partition: number }[], livenessMs: number): Promise<{ topicId: string; partition: number; epoch: number }[]> {
     if (wanted.length === 0) return [];
+    // The other brokers are told when a partition changed hands, so they name its new leader at once.
     const { rows } = await this.pool.query<{ topic_id: string; partition: number; leader_epoch: number }>(
-      `WITH live AS (${LIVE})
-       UPDATE partitions p
-       SET leader_epoch = CASE WHEN p.leader_instance = $3 OR (p.leader_instance = '' AND p.leader_node_id = -1) THEN p.leader_epoch ELSE p.leader_epoch + 1 END,
-           leader_node_id = $2, leader_instance = $3
-       FROM unnest($4::uuid[], $5::int[]) AS w(topic_id, partition)
-       WHERE p.topic_id = w.topic_id AND p.partition = w.partition
-         AND (p.leader_instance = $3 OR NOT EXISTS (SELECT 1 FROM live WHERE live.instance_id = p.leader_instance))
-       RETURNING p.topic_id, p.partition, p.leader_epoch`,
-      [livenessMs, nodeId, instanceId, wanted.map((w) => w.topicId), wanted.map((w) => w.partition)],
+      `WITH live AS (${LIVE}),
+       claimed AS (
+         UPDATE partitions p
+         SET leader_epoch = CASE WHEN p.leader_instance = $3 OR (p.leader_instance = '' AND p.leader_node_id = -1) THEN p.leader_epoch ELSE p.leader_epoch + 1 END,
+             leader_node_id = $2, leader_instance = $3
+         FROM unnest($4::uuid[], $5::int[]) AS w(topic_id, partition)
+         WHERE p.topic_id = w.topic_id AND p.partition = w.partition
+           AND (p.leader_instance = $3 OR NOT EXISTS (SELECT 1 FROM live WHERE live.instance_id = p.leader_instance))
+         RETURNING p.topic_id, p.partition, p.leader_epoch
+       ),
+       told AS (SELECT pg_notify($6, 'claimed') FROM (SELECT 1 FROM claimed LIMIT 1) c)
+       SELECT topic_id, partition, leader_epoch FROM claimed, (SELECT count(*) FROM told) t`,
+      [livenessMs, nodeId, instanceId, wanted.map((w) => w.topicId), wanted.map((w) => w.partition), this.channel],
     );
     return rows.map((r) => ({ topicId: r.topic_id, partition: r.partition, epoch: r.leader_epoch }));
   }
