@@ -65,7 +65,9 @@ async function resolveTargets(ctx: RequestContext, request: FetchRequest): Promi
         continue;
       }
       const errorCode = log ? leaderEpochError(partition.currentLeaderEpoch, log.leaderEpoch) : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-      targets.push({ topicIndex, partition, topic: log ? topic : null, log, errorCode });
+      // KIP-951: a fenced epoch is answered with the current leader too.
+      const leader = errorCode === ErrorCode.FENCED_LEADER_EPOCH ? { currentLeader: currentLeader(ctx, topic.topicId, partition.partition) } : {};
+      targets.push({ topicIndex, partition, topic: log ? topic : null, log, errorCode, ...leader });
     }
   }
   return { targets };
