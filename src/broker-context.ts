@@ -1,6 +1,7 @@
 import type { GroupConfigs } from './coordinator/group-configs.js';
 import type { Config } from './config/schema.js';
 import type { Coordination } from './coordinator/coordination.js';
+import type { PartitionLeadership } from './coordinator/partition-leadership.js';
 import type { GroupCoordinator } from './coordinator/group-coordinator.js';
 import type { TransactionCoordinator } from './coordinator/transaction-coordinator.js';
 import type { BrokerConfigs } from './log/broker-configs.js';
@@ -33,6 +34,8 @@ export interface BrokerContext {
   authorizer: Authorizer;
   /** Which broker coordinates which group (slots leased in PostgreSQL). */
   coordination: Coordination;
+  /** Which broker leads which partition (leases in PostgreSQL); only the leader serves a partition's client requests. */
+  leadership: PartitionLeadership;
   /** This broker's configs: static options and the dynamic ones stored in PostgreSQL. */
   brokerConfigs: BrokerConfigs;
   /** Configs set per group (config resource type GROUP), stored in PostgreSQL. */

@@ -6,6 +6,7 @@ import type { Config } from './config/schema.js';
 import { systemClock } from './clock.js';
 import { GroupCoordinator } from './coordinator/group-coordinator.js';
 import { Coordination, type LiveBroker } from './coordinator/coordination.js';
+import { PartitionLeadership } from './coordinator/partition-leadership.js';
 import { TransactionCoordinator } from './coordinator/transaction-coordinator.js';
 import { logMarkerWriter } from './coordinator/txn-markers.js';
 import { HandlerRegistry } from './handlers/registry.js';
@@ -35,6 +36,7 @@ import { GroupStore } from './storage/pg/group-store.js';
 import { databaseUnreachable, openDatabase, type Database } from './storage/pg/database.js';
 import { LagStore } from './storage/pg/lag-store.js';
 import { AppendAnnouncer } from './storage/pg/append-announcer.js';
+import { LeadershipStore } from './storage/pg/leadership-store.js';
 import { LogStore } from './storage/pg/log-store.js';
 import { OutboxStore } from './storage/pg/outbox-store.js';
 import { OutboxRelay } from './log/outbox-relay.js';
@@ -200,6 +202,15 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     log,
   });
   coordination.addOwner(groups);
+  // Partition leadership: released leadership is announced on the coordinators' channel, which every broker rebalances on.
+  const leadership = new PartitionLeadership({
+    store: new LeadershipStore(pool, channels.coordinators),
+    logs,
+    nodeId: config.nodeId,
+    instanceId,
+    livenessMs: BROKER_LIVENESS_MS,
+    log,
+  });
   // Transactional ids share the groups' slots: their leases, their failover.
   const transactions = new TransactionCoordinator({
     store: new TransactionStore(pool),
@@ -223,11 +234,15 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
 
   // Producing from SQL: appends the outbox's committed records (docs/sql.md).
   const outboxRelay = new OutboxRelay({ store: new OutboxStore(pool), logs, topics, clock: systemClock, log });
+  /** Set once this broker is registered: it takes partitions only then (its leases are its registration). */
+  let joined = false;
   const notifications = new Notifications(connection, [channels.append, channels.topics, channels.acls, channels.coordinators, channels.brokerConfigs, channels.groupConfigs, channels.outbox], log);
   notifications.on('notification', (channel: string, payload: string) => {
     if (channel === channels.append) logs.onAppendNotification(payload);
-    else if (channel === channels.topics) topics.invalidate(payload);
-    else if (channel === channels.acls) authorizer.reload();
+    else if (channel === channels.topics) {
+      topics.invalidate(payload);
+      rebalanceLeadership();
+    } else if (channel === channels.acls) authorizer.reload();
     else if (channel === channels.coordinators) rebalanceCoordinators();
     else if (channel === channels.brokerConfigs) brokerConfigs.reload();
     else if (channel === channels.groupConfigs) groupConfigs.reload();
@@ -283,7 +298,12 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     readLive()
       .then((brokers) => coordination.rebalance(brokers))
       .catch((err: Error) => log.warn({ err: err.message }, 'coordinator rebalance failed'));
+    rebalanceLeadership();
   };
+  /** Partitions appeared or went, a broker joined, left or handed partitions over: take or give partitions now. */
+  function rebalanceLeadership(): void {
+    if (joined) leadership.rebalance().catch(() => {});
+  }
   /** A broker's endpoint on a listener: its registered one, or (registered before listeners existed) its only one. */
   const onListener = (b: BrokerRow, listener: string): BrokerRow | null => {
     if (!b.listeners) return b;
@@ -307,6 +327,7 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     brokerConfigs,
     groupConfigs,
     coordination,
+    leadership,
     topics,
     logs,
     fetchSessions,
@@ -374,6 +395,11 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     throw new DuplicateNodeIdError(config.nodeId, holder ?? { instanceId: 'unknown', host: '?', port: 0, startedAt: new Date() });
   }
   await readLive();
+  // Its share of the partitions, before the others are told it joined (they hand theirs over then).
+  joined = true;
+  started.push(() => leadership.stop());
+  await leadership.rebalance();
+  leadership.start();
   await coordinatorStore.announce();
   database.announce(port);
   /** A heartbeat that finds the node id registered by another instance (this one lapsed, say through a long pause): registered again if that one lapsed too, else logged. */
@@ -390,7 +416,7 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
       .heartbeat(config.nodeId, instanceId)
       .then((registered) => (registered ? undefined : reRegister()))
       .then(readLive)
-      .then((brokers) => coordination.rebalance(brokers))
+      .then((brokers) => Promise.all([coordination.rebalance(brokers), leadership.rebalance()]))
       .catch((err: Error) => log.warn({ err: err.message, code: LogCode.HEARTBEAT_FAILED }, 'broker heartbeat failed'));
   }, BROKER_HEARTBEAT_MS);
   heartbeat.unref();
@@ -410,7 +436,15 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
   // dx-embedded: /ready — the Kafka listener accepts (it is bound until shutdown begins) and PostgreSQL answers.
   const readiness = async () => (context.shuttingDown ? 'shutting down' : databaseUnreachable(pool, READY_DATABASE_TIMEOUT_MS));
   const metrics = config.metricsEnabled
-    ? await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, lagStore: new LagStore(pool), log, registry: brokerMetrics?.registry, readiness })
+    ? await startMetricsServer({
+        host: config.metricsHost,
+        port: config.metricsPort,
+        lagStore: new LagStore(pool),
+        log,
+        registry: brokerMetrics?.registry,
+        readiness,
+        leaderOf: (topicId, partition) => leadership.leaderOf(topicId, partition).nodeId,
+      })
     : null;
   log.info({ port, listeners: ports, metricsPort: metrics?.port, nodeId: config.nodeId, clusterId, database: database.kind, schema: config.schema }, 'pgkafka broker listening');
 
@@ -424,6 +458,7 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
       logs.wakeAll();
       await server.close(config.shutdownTimeoutMs);
       await coordination.stop();
+      await leadership.stop();
       groups.shutdown();
       transactions.shutdown();
       await cleaner.stop();

@@ -8,6 +8,8 @@
 // partition. v5: log start offset. v8: record errors naming the invalid
 // records of a refused batch, and error message (KIP-467). v9: flexible.
 // v10: current leader (tagged). v13: topic ids.
+// Only the partition's leader appends a client's batches; another broker
+// answers NOT_LEADER_OR_FOLLOWER naming the leader (v10+, KIP-951).
 // acks=1 and acks=-1 are answered after the PostgreSQL commit; acks=0 gets no
 // response at all.
 import type { Input } from '../protocol/codec/types.js';
@@ -20,6 +22,7 @@ import { AppendError } from '../log/log-manager.js';
 import type { IncomingBatch } from '../log/partition-log.js';
 import type { Topic } from '../log/topic-manager.js';
 import { AclOperation, ResourceType, allowed, mayCreateTopic } from './authorization.js';
+import { currentLeader, leaderEndpoints, leadsPartition } from './partition-leader.js';
 import { Deferred, defineHandler, type RequestContext } from './types.js';
 
 // A record batch's attributes are the int16 at offset 21 (after base offset, length, leader epoch, magic, CRC).
@@ -85,6 +88,8 @@ async function producePartition(
   }
   const log = await ctx.broker.logs.partition(topic.topicId, index);
   if (!log) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  const notLeader = (): PartitionResponse => ({ ...failed(index, ErrorCode.NOT_LEADER_OR_FOLLOWER), currentLeader: currentLeader(ctx, topic.topicId, index) });
+  if (!(await leadsPartition(ctx, topic, index))) return notLeader();
   const config = ctx.broker.topics.topicConfig(topic);
   // Produce v0-2: a magic 0/1 message set becomes one magic 2 batch (Kafka 3.9's LogValidator conversion).
   if (ctx.apiVersion < 3 && firstMagic(records) < MAGIC_V2) {
@@ -123,6 +128,8 @@ async function producePartition(
         : transactions.verifyProduce(header.producerId, header.producerEpoch, topic.topicId, index);
     if (txnError !== ErrorCode.NONE) return failed(index, produceTxnError(txnError, ctx.apiVersion));
   }
+  // Checked again with no await before the queueing: an append queued by a leader precedes its hand-over (which waits for the appends queued).
+  if (!ctx.broker.leadership.leads(topic.topicId, index)) return notLeader();
   const committed = ctx.broker.logs.append(log, batches).then(
     (result): PartitionResponse => ({ index, errorCode: ErrorCode.NONE, baseOffset: result.baseOffset, logAppendTimeMs, logStartOffset: result.logStartOffset }),
     (err: unknown): PartitionResponse => {
@@ -209,6 +216,19 @@ export default defineHandler({
         return { name: topicData.name, topicId: topicData.topicId, partitionResponses };
       }),
     );
-    return new Deferred(responses.then((r) => (acks === 0 ? null : { responses: r, throttleTimeMs: 0 })));
+    return new Deferred(
+      responses.then((r) =>
+        acks === 0
+          ? null
+          : {
+              responses: r,
+              throttleTimeMs: 0,
+              nodeEndpoints: leaderEndpoints(
+                ctx,
+                r.flatMap((t) => t.partitionResponses.map((p) => p.currentLeader)),
+              ),
+            },
+      ),
+    );
   },
 });

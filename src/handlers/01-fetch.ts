@@ -15,6 +15,8 @@
 // v11: rack id, preferred read replica. v12: flexible. v13: topic ids.
 // The first partition that has data returns at least one whole batch even if
 // it exceeds the limits (KIP-74); records are never null (KAFKA-18646).
+// Only the partition's leader serves it; another broker answers
+// NOT_LEADER_OR_FOLLOWER naming the leader (v12+, endpoints v16+: KIP-951).
 import type { Input } from '../protocol/codec/types.js';
 import { ZERO_UUID } from '../protocol/codec/types.js';
 import { ErrorCode } from '../protocol/errors.js';
@@ -24,6 +26,7 @@ import type { FetchContext, FetchPartition, PartitionResult } from '../log/fetch
 import type { PartitionLog } from '../log/partition-log.js';
 import type { Topic } from '../log/topic-manager.js';
 import { AclOperation, ResourceType, allowed } from './authorization.js';
+import { currentLeader, leaderEndpoints, leadsPartition, type CurrentLeader } from './partition-leader.js';
 import { defineHandler, type RequestContext } from './types.js';
 import { LogCode } from '../observability/log-codes.js';
 
@@ -37,6 +40,8 @@ interface Target {
   topic: Topic | null;
   log: PartitionLog | null;
   errorCode: number;
+  /** The partition's leader, when this broker is not it. */
+  currentLeader?: CurrentLeader;
 }
 
 function leaderEpochError(requested: number, current: number): number {
@@ -74,8 +79,14 @@ async function resolveTargets(ctx: RequestContext, partitions: readonly FetchPar
       continue;
     }
     const log = partition.partition >= 0 && partition.partition < topic.partitionCount ? await ctx.broker.logs.partition(topic.topicId, partition.partition) : null;
+    if (log && !(await leadsPartition(ctx, topic, partition.partition))) {
+      targets.push({ fetch, partition, topic: null, log: null, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, currentLeader: currentLeader(ctx, topic.topicId, partition.partition) });
+      continue;
+    }
     const errorCode = log ? leaderEpochError(partition.currentLeaderEpoch, log.leaderEpoch) : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-    targets.push({ fetch, partition, topic: log ? topic : null, log, errorCode });
+    // KIP-951: a fenced epoch is answered with the current leader too.
+    const leader = errorCode === ErrorCode.FENCED_LEADER_EPOCH ? { currentLeader: currentLeader(ctx, topic.topicId, partition.partition) } : {};
+    targets.push({ fetch, partition, topic: log ? topic : null, log, errorCode, ...leader });
   }
   return targets;
 }
@@ -93,7 +104,8 @@ async function readOnce(ctx: RequestContext, request: FetchRequest, targets: rea
       anyError = true;
       // Kafka answers a partition it refuses before reading (unknown, unauthorized) with an empty
       // aborted-transactions list, and one whose read failed (a fenced leader epoch) with null.
-      data.push({ ...base, errorCode: target.errorCode, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, abortedTransactions: log ? null : [] });
+      const leader = target.currentLeader ? { currentLeader: target.currentLeader } : {};
+      data.push({ ...base, errorCode: target.errorCode, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, abortedTransactions: log || target.currentLeader ? null : [], ...leader });
       continue;
     }
     const limit = Math.min(partition.partitionMaxBytes, remaining);
@@ -188,7 +200,12 @@ function respond(ctx: RequestContext, context: FetchContext, targets: readonly T
     if (!last || last.topic !== topic || last.topicId !== topicId) responses.push((last = { topic, topicId, partitions: [] }));
     last.partitions.push(downConverted(ctx, target, belowZstd(ctx, target, data[i]!)));
   }
-  return { throttleTimeMs: 0, errorCode, sessionId, responses };
+  // KIP-951: the endpoints of the leaders named in partitions answered NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH.
+  const nodeEndpoints = leaderEndpoints(
+    ctx,
+    targets.filter((_, i) => send[i]).map((t) => t.currentLeader),
+  );
+  return { throttleTimeMs: 0, errorCode, sessionId, responses, nodeEndpoints };
 }
 
 export default defineHandler({

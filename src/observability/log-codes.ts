@@ -30,6 +30,7 @@ const LEVELS = {
   SQL_SEND_RELAY_FAILED: 'warn',
   // Coordinators
   COORDINATOR_LEASE_FAILED: 'warn',
+  LEADERSHIP_FAILED: 'warn',
   COORDINATOR_LEASE_LOST: 'warn',
   GROUP_STORE_FAILED: 'error',
   TXN_TIMEOUT_CHECK_FAILED: 'warn',

@@ -25,6 +25,8 @@ export interface MetricsServerOptions {
   registry?: Registry;
   /** epoch milliseconds, for lag in time; Date.now by default (tests inject one) */
   now?: () => number;
+  /** The node id leading a partition (-1: none live), as this broker knows it; without it the leadership gauges are left out. */
+  leaderOf?: (topicId: string, partition: number) => number;
   /** What /ready checks: null when ready, else why not (served as 503). Without it /ready answers as /health. */
   readiness?: () => Promise<string | null>;
 }
@@ -118,7 +120,7 @@ export function createBrokerMetrics(): BrokerMetrics {
 }
 
 /** A registry of the broker's metrics (its own, not prom-client's global one); `snapshot` is called once per scrape. */
-export function createMetricsRegistry(snapshot: SnapshotSource, registry = new Registry()): Registry {
+export function createMetricsRegistry(snapshot: SnapshotSource, registry = new Registry(), leaderOf?: (topicId: string, partition: number) => number): Registry {
   collectDefaultMetrics({ register: registry, prefix: 'pgkafka_' });
 
   // Concurrent collect callbacks of one scrape share one snapshot.
@@ -184,6 +186,19 @@ export function createMetricsRegistry(snapshot: SnapshotSource, registry = new R
   gauge('kafka_topic_partition_oldest_offset', 'Oldest Offset of a Broker at Topic/Partition (the log start offset)', ['topic', 'partition'], (g, s) => {
     for (const p of s.partitions) g.set({ topic: p.topic, partition: String(p.partition) }, Number(p.logStartOffset));
   });
+  if (leaderOf) {
+    gauge('kafka_topic_partition_leader', 'Leader Broker ID of this Topic/Partition (-1 when no live broker leads it)', ['topic', 'partition'], (g, s) => {
+      for (const p of s.partitions) g.set({ topic: p.topic, partition: String(p.partition) }, leaderOf(p.topicId, p.partition));
+    });
+    gauge('pgkafka_broker_leader_partitions', "Partitions each live broker leads (Kafka's ReplicaManager LeaderCount), as this broker sees them", ['broker'], (g, s) => {
+      const led = new Map<number, number>();
+      for (const p of s.partitions) {
+        const leader = leaderOf(p.topicId, p.partition);
+        if (leader >= 0) led.set(leader, (led.get(leader) ?? 0) + 1);
+      }
+      for (const [broker, n] of led) g.set({ broker: String(broker) }, n);
+    });
+  }
   return registry;
 }
 
@@ -195,10 +210,14 @@ export function createMetricsRegistry(snapshot: SnapshotSource, registry = new R
  */
 export async function startMetricsServer(opts: MetricsServerOptions): Promise<MetricsServer> {
   const { lagStore, log } = opts;
-  const registry = createMetricsRegistry(async () => {
-    const [groups, partitions, deletedUnread] = await Promise.all([describeGroups(lagStore, { now: opts.now?.() }), lagStore.partitionOffsets(), lagStore.deletedUnread()]);
-    return { groups, partitions, deletedUnread };
-  }, opts.registry);
+  const registry = createMetricsRegistry(
+    async () => {
+      const [groups, partitions, deletedUnread] = await Promise.all([describeGroups(lagStore, { now: opts.now?.() }), lagStore.partitionOffsets(), lagStore.deletedUnread()]);
+      return { groups, partitions, deletedUnread };
+    },
+    opts.registry,
+    opts.leaderOf,
+  );
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0];
