@@ -1,7 +1,9 @@
 // Produce (key 0), v3-13, advertised from v0 (KAFKA-18659: librdkafka looks
 // for v0 before it will compress; v0-2 requests are still refused).
 // Transactional batches are appended only into the producer's ongoing
-// transaction, at its current epoch, on partitions added to it.
+// transaction, at its current epoch, on partitions added to it; from v12
+// (transactions version 2, KIP-890 part 2) a partition not yet in the
+// transaction is added to it by this first Produce, as Kafka's leader does.
 // v3: transactional id, magic v2 batches only, exactly one batch per
 // partition. v5: log start offset. v8: record errors naming the invalid
 // records of a refused batch, and error message (KIP-467). v9: flexible.
@@ -18,6 +20,7 @@ import { AppendError } from '../log/log-manager.js';
 import type { IncomingBatch } from '../log/partition-log.js';
 import type { Topic } from '../log/topic-manager.js';
 import { AclOperation, ResourceType, allowed, mayCreateTopic } from './authorization.js';
+import { addProducedPartitionToTransaction } from './txn-implicit-add.js';
 import { Deferred, defineHandler, type RequestContext } from './types.js';
 
 // A record batch's attributes are the int16 at offset 21 (after base offset, length, leader epoch, magic, CRC).
@@ -72,6 +75,7 @@ async function producePartition(
   topicError: number,
   index: number,
   records: Buffer | null,
+  transactionalId: string | null,
 ): Promise<{ committed: Promise<PartitionResponse> } | PartitionResponse> {
   if (!topic) return failed(index, topicError);
   if (index < 0 || index >= topic.partitionCount) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
@@ -99,6 +103,14 @@ async function producePartition(
     }
     batches.push(outcome.batch);
     logAppendTimeMs = outcome.logAppendTimeMs;
+  }
+  // Transactions version 2: the first transactional Produce to a partition adds it to the transaction (Kafka's ADD_PARTITION operation for v12+).
+  const txnHeader = batches.find((b) => b.header.isTransactional)?.header;
+  if (txnHeader && transactionalId !== null && ctx.apiVersion >= 12) {
+    if (ctx.broker.transactions.verifyProduce(txnHeader.producerId, txnHeader.producerEpoch, topic.topicId, index) === ErrorCode.INVALID_TXN_STATE) {
+      const added = await addProducedPartitionToTransaction(ctx, transactionalId, txnHeader.producerId, txnHeader.producerEpoch, topic.name, index);
+      if (added !== ErrorCode.NONE) return failed(index, added === ErrorCode.PRODUCER_FENCED ? ErrorCode.INVALID_PRODUCER_EPOCH : added);
+    }
   }
   // Checked right before the batches are queued (no await between): a batch that passes precedes its transaction's marker.
   for (const { header } of batches) {
@@ -177,7 +189,7 @@ export default defineHandler({
         topicError = outcome.errorCode;
       }
       const partitions = [];
-      for (const p of topicData.partitionData) partitions.push(await producePartition(ctx, topic, topicError, p.index, p.records as Buffer | null));
+      for (const p of topicData.partitionData) partitions.push(await producePartition(ctx, topic, topicError, p.index, p.records as Buffer | null, request.transactionalId));
       queued.push({ topicData, partitions });
     }
     const responses = Promise.all(
