@@ -11,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DescribeTransactionsApi } from '../src/protocol/messages/index.js';
 import { startTestBroker, type TestBroker } from '../test/support/broker.js';
 import { RawClient } from '../test/support/raw-client.js';
+import { runJavaClient } from './support/java.js';
+import { dataset, toJson } from './support/records.js';
 import { PYTHON, run } from './support/spawn.js';
 
 let broker: TestBroker;
@@ -99,4 +101,36 @@ describe('transactions with real clients', () => {
     await Promise.allSettled([producer.disconnect(), successor.disconnect(), admin.disconnect()]);
     expect(seen.sort()).toEqual([...range('c', 6), ...range('d', 2), 'fresh'].sort());
   });
+});
+
+describe('transactions version 2 turned off (transactionVersion 0)', () => {
+  it('the Java client keeps to the earlier protocol: one epoch per producer session, fenced by AddPartitionsToTxn', async () => {
+    const off = await startTestBroker({ transactionVersion: 0 });
+    try {
+      const input = dataset('tv-off', { partitions: 1, perPartition: 3 });
+      const res = await runJavaClient(off.bootstrap, [
+        { id: 'create', op: 'createTopics', topics: ['tv-off-in', 'tv-off-out'].map((name) => ({ name, partitions: 1, configs: {} })) },
+        { id: 'produce', op: 'produce', topic: 'tv-off-in', config: {}, records: toJson(input).map((r) => ({ ...r, timestamp: null })) },
+        {
+          id: 'txn',
+          op: 'transactions',
+          input: 'tv-off-in',
+          output: 'tv-off-out',
+          group: 'tv-off',
+          transactionalId: 'tv-off-id',
+          expect: input.length,
+          aborted: toJson(input.slice(0, 1)),
+          after: toJson(input.slice(1, 2)),
+          zombie: toJson(input.slice(2, 3)),
+        },
+        { id: 'describe', op: 'describeTransactions', ids: ['tv-off-id'] },
+      ]);
+      expect(res.txn.copied).toBe(input.length);
+      expect(res.txn.zombie).toMatch(/^ProducerFencedException: /);
+      // Its commits kept the epoch: only the successor's InitProducerId moved it.
+      expect(res.describe['tv-off-id']).toMatchObject({ state: 'Empty', producerEpoch: 1 });
+    } finally {
+      await off.destroy();
+    }
+  }, 120_000);
 });
