@@ -7,11 +7,15 @@
 // TransactionCoordinator, so this is a local call. Where transaction
 // coordination is spread over brokers, this function is the one place that
 // must reach the coordinator of `transactionalId` when it is another broker.
-import { ErrorCode } from '../protocol/errors.js';
 import type { RequestContext } from './types.js';
 
-/** Adds the produced partition to the producer's transaction; the coordinator's error (NONE when added or already in it). */
-export async function addProducedPartitionToTransaction(ctx: RequestContext, transactionalId: string, producerId: bigint, producerEpoch: number, topic: string, partition: number): Promise<number> {
-  const [errorCode] = await ctx.broker.transactions.addPartitions(transactionalId, producerId, producerEpoch, [{ topic, partition }], false);
-  return errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR;
+/** Adds the produced partitions to the producer's transaction: the coordinator's error per partition, in order (NONE when added or already in it). */
+export function addProducedPartitionsToTransaction(
+  ctx: RequestContext,
+  transactionalId: string,
+  producerId: bigint,
+  producerEpoch: number,
+  partitions: { topic: string; partition: number }[],
+): Promise<number[]> {
+  return ctx.broker.transactions.addPartitions(transactionalId, producerId, producerEpoch, partitions, false);
 }
