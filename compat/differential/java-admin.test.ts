@@ -25,8 +25,8 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 const records = (n: number, partition: number, from = 0) =>
   Array.from({ length: n }, (_, i) => ({ partition, key: b64(`k${i}`), value: b64(`v${partition}-${i}`), headers: [['h', b64('x')]], timestamp: T0 + (from + i) * 1000 }));
 
-/** Kafka 4.3's features for the protocols pgkafka does not serve: KIP-890 part 2 transactions, KIP-848 consumer groups (issue 17), share and streams groups, KRaft and eligible leader replicas. */
-const UNSERVED_FEATURES = ['transaction.version', 'group.version', 'share.version', 'streams.version', 'kraft.version', 'eligible.leader.replicas.version'];
+/** Kafka 4.3's features pgkafka does not finalize: KIP-848 consumer groups (issue 17), share and streams groups, KRaft and eligible leader replicas. */
+const UNSERVED_FEATURES = ['group.version', 'share.version', 'streams.version', 'kraft.version', 'eligible.leader.replicas.version'];
 
 /** Runs the same operations against each broker, one JVM each, and returns both answers (normalised by expectSame's rules). */
 async function onBothJava(p: Pair, ops: JavaOp[]): Promise<Record<Side, unknown>> {

@@ -1,12 +1,26 @@
 // Differential: idempotent and transactional producers at the wire —
 // sequences, epochs, duplicates, fencing, commit and abort markers as a
-// read_committed consumer sees them — sent as the same raw requests to a real
-// Apache Kafka and to pgkafka.
+// read_committed consumer sees them, transactions version 2 (KIP-890 part 2)
+// — sent as the same raw requests to a real Apache Kafka and to pgkafka; and
+// the Java client's transactions under version 2, which Kafka 4.3.1 finalizes
+// by default, as pgkafka does.
 import { describe, it } from 'vitest';
-import { AddOffsetsToTxnApi, AddPartitionsToTxnApi, EndTxnApi, FetchApi, InitProducerIdApi, ProduceApi, TxnOffsetCommitApi } from '../../src/protocol/messages/index.js';
+import {
+  AddOffsetsToTxnApi,
+  AddPartitionsToTxnApi,
+  ApiVersionsApi,
+  EndTxnApi,
+  FetchApi,
+  InitProducerIdApi,
+  OffsetFetchApi,
+  ProduceApi,
+  TxnOffsetCommitApi,
+} from '../../src/protocol/messages/index.js';
 import { buildBatch, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
 import type { RawClient } from '../../test/support/raw-client.js';
-import { awaitCoordinator, createTopics, expectSame, onBoth, usePair } from '../support/differential.js';
+import { awaitCoordinator, createTopics, eventually, expectSame, normaliseAnswer, onBoth, usePair } from '../support/differential.js';
+import { runJavaClient } from '../support/java.js';
+import { dataset, toJson } from '../support/records.js';
 
 const pair = usePair();
 const T0 = 1_700_000_000_000n;
@@ -224,4 +238,110 @@ describe('differential: producers', () => {
     });
     expectSame(outcome);
   });
+
+  it('transactions version 2: Produce v12 and TxnOffsetCommit v5 add to the transaction, every EndTxn v5 bumps the epoch, retries, and the late batch it refuses', async () => {
+    const outcome = await onBoth(pair(), async (connect) => {
+      const c = await connect();
+      await createTopics(c, [{ name: 'tv2', numPartitions: 1 }]);
+      await awaitCoordinator(c, ['tv2-tx'], 1);
+      await awaitCoordinator(c, ['tv2-group']);
+      const features = await c
+        .request(ApiVersionsApi, 4, { clientSoftwareName: 'differential', clientSoftwareVersion: '1' })
+        .then((r) => r.finalizedFeatures.find((f) => f.name === 'transaction.version'));
+      const init = await initProducer(c, 'tv2-tx');
+      const endTxn = (p: Producer, committed: boolean) =>
+        settled(
+          () => c.request(EndTxnApi, 5, { transactionalId: 'tv2-tx', producerId: p.producerId, producerEpoch: p.producerEpoch, committed }),
+          (r) => r.errorCode,
+        ).then((r) => ({ errorCode: r.errorCode, producerEpoch: r.producerEpoch, sameId: r.producerId === init.producerId }));
+      const txProduce = (p: Producer, baseSequence: number, values: string[]) =>
+        settled(
+          () => produce(c, 'tv2', batch(p, baseSequence, values, true), 'tv2-tx', 12),
+          (r) => r[0]!.errorCode,
+        );
+      const at = (producerEpoch: number) => ({ producerId: init.producerId, producerEpoch });
+      const e = init.producerEpoch;
+      const out: Record<string, unknown> = { features, init };
+      out.first = await txProduce(at(e), 0, ['a', 'b']);
+      out.second = await txProduce(at(e), 2, ['c']);
+      out.committed = await endTxn(at(e), true);
+      out.retried = await endTxn(at(e), true);
+      out.retriedOtherOutcome = await endTxn(at(e), false);
+      out.commitWithNothingBegun = await endTxn(at(e + 1), true);
+      out.next = await txProduce(at(e + 1), 0, ['d']);
+      out.lateBatchOfTheCommitted = await txProduce(at(e), 3, ['late']);
+      out.lateEndTxn = await endTxn(at(e), true);
+      out.aborted = await endTxn(at(e + 1), false);
+      out.abortWithNothingBegun = await endTxn(at(e + 2), false);
+      out.offsets = await settled(
+        () =>
+          c.request(TxnOffsetCommitApi, 5, {
+            transactionalId: 'tv2-tx',
+            groupId: 'tv2-group',
+            producerId: init.producerId,
+            producerEpoch: e + 3,
+            generationId: -1,
+            memberId: '',
+            groupInstanceId: null,
+            topics: [{ name: 'tv2', partitions: [{ partitionIndex: 0, committedOffset: 3n, committedLeaderEpoch: -1, committedMetadata: 'tv2' }] }],
+          }),
+        (r) => r.topics[0]!.partitions[0]!.errorCode,
+      ).then((r) => r.topics);
+      out.last = await txProduce(at(e + 3), 0, ['e']);
+      out.lastCommitted = await endTxn(at(e + 3), true);
+      out.readCommitted = await eventually(
+        () => read(c, 'tv2', 1),
+        (r) => r.lastStableOffset === r.highWatermark,
+      );
+      out.groupOffset = await eventually(
+        () => c.request(OffsetFetchApi, 7, { groupId: 'tv2-group', topics: [{ name: 'tv2', partitionIndexes: [0] }], requireStable: true }).then((r) => r.topics[0]!.partitions[0]!),
+        (r) => r.errorCode === 0,
+      );
+      return out;
+    });
+    expectSame(outcome);
+  });
+
+  it('transactions version 2: the Java client copies records in transactions with the consumer offsets, aborts one, and is fenced by a successor', async () => {
+    const input = dataset('tv2-java', { partitions: 2, perPartition: 3 });
+    const answers: Record<string, unknown> = {};
+    for (const side of ['kafka', 'pgkafka'] as const) {
+      const res = await runJavaClient(pair().bootstrap(side), [
+        {
+          id: 'create',
+          op: 'createTopics',
+          topics: [
+            { name: 'tv2-java-in', partitions: 2, configs: {} },
+            { name: 'tv2-java-out', partitions: 2, configs: {} },
+          ],
+        },
+        { id: 'produce', op: 'produce', topic: 'tv2-java-in', config: {}, records: toJson(input).map((r) => ({ ...r, timestamp: null })) },
+        {
+          id: 'txn',
+          op: 'transactions',
+          input: 'tv2-java-in',
+          output: 'tv2-java-out',
+          group: 'tv2-java',
+          transactionalId: 'tv2-java-id',
+          expect: input.length,
+          aborted: toJson(input.slice(0, 1)),
+          after: toJson(input.slice(1, 2)),
+          zombie: toJson(input.slice(2, 3)),
+        },
+        { id: 'offsets', op: 'listConsumerGroupOffsets', group: 'tv2-java' },
+        { id: 'describe', op: 'describeTransactions', ids: ['tv2-java-id'] },
+      ]);
+      const described = res.describe['tv2-java-id'];
+      // How many transactions the copying took depends on the polls; each EndTxn v5 (those, the aborted and the
+      // last one) bumped the epoch once, and the successor's InitProducerId once more.
+      answers[side] = normaliseAnswer({
+        copied: res.txn.copied,
+        zombie: res.txn.zombie,
+        offsets: res.offsets,
+        state: described.state,
+        epochBumpsBeyondEndTxns: described.producerEpoch - (res.txn.transactions + 2),
+      });
+    }
+    expectSame(answers as Record<'kafka' | 'pgkafka', unknown>);
+  }, 240_000);
 });

@@ -347,6 +347,12 @@ export const options = {
     default: 604800000,
     doc: "How long an idle transactional id (no transaction open) is kept (Kafka's `transactional.id.expiration.ms`).",
   },
+  transactionVersion: {
+    env: 'PGKAFKA_TRANSACTION_VERSION',
+    schema: int(0, 2),
+    default: 2,
+    doc: "The `transaction.version` feature level ApiVersions finalizes (Kafka's feature, 2 in Kafka 4): at 2, Kafka 4 clients use transactions version 2 (KIP-890 part 2); 0 or 1 keep them on the earlier protocol. Requests are served by their version either way, as Kafka does.",
+  },
   listeners: {
     env: 'PGKAFKA_LISTENERS',
     schema: listenerList.optional(),

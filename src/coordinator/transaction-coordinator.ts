@@ -50,6 +50,11 @@ export interface TxnMetadata {
   groups: Set<string>;
   /** When a request for this transactional id last ran (ms): idle ids expire after transactional.id.expiration.ms. */
   lastUsedMs: number;
+  /**
+   * The producer id this one replaced when a transactions-v2 EndTxn exhausted its epochs, so that a
+   * retry of that EndTxn is recognised (Kafka's prevProducerId); -1 otherwise. Kept in memory only.
+   */
+  previousProducerId: bigint;
 }
 
 export interface ProducerResult {
@@ -149,6 +154,7 @@ export class TransactionCoordinator implements SlotOwner {
         partitions: new Map(t.partitions.map((p) => [partitionKey(p.topicId, p.partition), p])),
         groups: new Set(t.groups),
         lastUsedMs: t.updatedAt ? t.updatedAt.getTime() : this.clock.now(),
+        previousProducerId: -1n,
       };
       this.register(meta);
       loaded.push(meta);
@@ -258,6 +264,7 @@ export class TransactionCoordinator implements SlotOwner {
           partitions: new Map(),
           groups: new Set(),
           lastUsedMs: this.clock.now(),
+          previousProducerId: -1n,
         };
         await this.store.save(this.snapshot(meta));
         this.register(meta);
@@ -269,7 +276,7 @@ export class TransactionCoordinator implements SlotOwner {
         if (expectedProducerId !== meta.producerId || expectedEpoch !== meta.producerEpoch) return this.failed(ErrorCode.PRODUCER_FENCED);
       }
       if (meta.state === 'PrepareCommit' || meta.state === 'PrepareAbort') await this.completePrepared(meta);
-      if (meta.state === 'Ongoing') await this.endTransaction(meta, false, true, 'fenced by a new producer instance');
+      if (meta.state === 'Ongoing') await this.endTransaction(meta, false, 'fence', 'fenced by a new producer instance');
       if (meta.producerEpoch + 1 >= MAX_EPOCH) {
         this.byProducerId.delete(meta.producerId);
         meta.producerId = await this.producerIds.allocateProducerId();
@@ -334,6 +341,8 @@ export class TransactionCoordinator implements SlotOwner {
         }
         // As Kafka: when some partitions are unknown, none is added and the others are OPERATION_NOT_ATTEMPTED.
         if (resolved.some((r) => r === null)) return resolved.map((r) => (r ? ErrorCode.OPERATION_NOT_ATTEMPTED : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+        // As Kafka: partitions already in the ongoing transaction change nothing (and are not stored again).
+        if (meta!.state === 'Ongoing' && resolved.every((r) => meta!.partitions.has(partitionKey(r!.topicId, r!.partition)))) return resolved.map(() => ErrorCode.NONE);
         for (const r of resolved) meta!.partitions.set(partitionKey(r!.topicId, r!.partition), r!);
         await this.begin(meta!);
         return resolved.map(() => ErrorCode.NONE);
@@ -347,6 +356,7 @@ export class TransactionCoordinator implements SlotOwner {
       const meta = this.txns.get(transactionalId);
       const error = this.check(meta, producerId, producerEpoch);
       if (error !== ErrorCode.NONE) return error;
+      if (meta!.state === 'Ongoing' && meta!.groups.has(groupId)) return ErrorCode.NONE;
       meta!.groups.add(groupId);
       await this.begin(meta!);
       return ErrorCode.NONE;
@@ -432,15 +442,21 @@ export class TransactionCoordinator implements SlotOwner {
 
   // ---- EndTxn --------------------------------------------------------------
 
-  endTxn(transactionalId: string, producerId: bigint, producerEpoch: number, commit: boolean): Promise<ProducerResult> {
+  /**
+   * EndTxn. `epochBump` is transactions version 2 (EndTxn v5, KIP-890 part 2):
+   * every commit or abort bumps the epoch, the markers carry the new one, and
+   * the answer names the producer id and epoch the producer goes on with.
+   */
+  endTxn(transactionalId: string, producerId: bigint, producerEpoch: number, commit: boolean, epochBump = false): Promise<ProducerResult> {
     return this.runServed(transactionalId, this.failed(ErrorCode.NOT_COORDINATOR), async () => {
       const meta = this.txns.get(transactionalId);
+      if (epochBump) return this.endTxnBumpingEpoch(meta, producerId, producerEpoch, commit);
       const error = this.check(meta, producerId, producerEpoch);
       if (error !== ErrorCode.NONE) return this.failed(error);
       const result = (errorCode: number) => ({ errorCode, producerId: meta!.producerId, producerEpoch: meta!.producerEpoch });
       switch (meta!.state) {
         case 'Ongoing':
-          await this.endTransaction(meta!, commit, false, commit ? 'committed' : 'aborted');
+          await this.endTransaction(meta!, commit, 'none', commit ? 'committed' : 'aborted');
           return result(ErrorCode.NONE);
         case 'CompleteCommit':
           // A retry of the EndTxn that completed it is answered as it was.
@@ -454,28 +470,79 @@ export class TransactionCoordinator implements SlotOwner {
   }
 
   /**
+   * EndTxn under transactions version 2, as Kafka 4's coordinator: the epoch
+   * in the request must be the current one, except for a retry of the EndTxn
+   * that bumped it (the previous epoch, or the last epoch of the previous
+   * producer id when the bump ran out of epochs), which is answered as it
+   * was. An abort with nothing to abort (Empty, or a transaction already
+   * completed) still bumps the epoch, so the producer can always abort.
+   */
+  private async endTxnBumpingEpoch(meta: TxnMetadata | undefined, producerId: bigint, producerEpoch: number, commit: boolean): Promise<ProducerResult> {
+    if (!meta) return this.failed(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+    const retryOnOverflow = meta.previousProducerId === producerId && producerEpoch === MAX_EPOCH - 1 && meta.producerEpoch === 0;
+    const retryOnEpochBump = meta.producerEpoch === producerEpoch + 1;
+    const isRetry = retryOnEpochBump || retryOnOverflow;
+    const sameEpoch = producerEpoch === meta.producerEpoch;
+    const validEpoch = meta.state === 'Ongoing' || meta.state === 'Empty' ? sameEpoch : meta.state.startsWith('Prepare') ? retryOnEpochBump : isRetry || sameEpoch;
+    if (meta.producerId !== producerId && !retryOnOverflow) return this.failed(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+    if (!validEpoch) return this.failed(ErrorCode.PRODUCER_FENCED);
+    const current = (): ProducerResult => ({ errorCode: ErrorCode.NONE, producerId: meta.producerId, producerEpoch: meta.producerEpoch });
+    const end = async (asCommit: boolean, reason: string) => {
+      await this.endTransaction(meta, asCommit, 'next-transaction', reason);
+      return current();
+    };
+    switch (meta.state) {
+      case 'Ongoing':
+        return end(commit, commit ? 'committed' : 'aborted');
+      case 'CompleteCommit':
+        if (commit) return isRetry ? current() : this.failed(ErrorCode.INVALID_TXN_STATE);
+        return isRetry ? this.failed(ErrorCode.INVALID_TXN_STATE) : end(false, 'aborted with nothing to abort');
+      case 'CompleteAbort':
+        if (commit) return this.failed(ErrorCode.INVALID_TXN_STATE);
+        return isRetry ? current() : end(false, 'aborted with nothing to abort');
+      case 'Empty':
+        return commit ? this.failed(ErrorCode.INVALID_TXN_STATE) : end(false, 'aborted with nothing to abort');
+      default:
+        // PrepareCommit/PrepareAbort: a completion under way (it finishes before EndTxn answers, so only after a failure).
+        return this.failed((meta.state === 'PrepareCommit') === commit ? ErrorCode.CONCURRENT_TRANSACTIONS : ErrorCode.INVALID_TXN_STATE);
+    }
+  }
+
+  /**
    * Ends the ongoing transaction: PrepareCommit/PrepareAbort is stored, the
    * marker goes to every partition through the normal append path (so it
    * takes the next offset in order), then the staged offsets are applied or
-   * dropped together with the Complete state. `fence` bumps the epoch first
-   * (a new instance, or a timeout), so the old instance is refused from then
-   * on. The state leaves Ongoing synchronously, so no batch of the
-   * transaction can be queued behind its marker.
+   * dropped together with the Complete state. The epoch is bumped first when
+   * `bump` says so: 'fence' for a new instance or a timeout (the old instance
+   * is refused from then on), 'next-transaction' for every commit and abort
+   * under transactions version 2 (a producer id whose epochs ran out is
+   * replaced by a new one once the markers are written). The state leaves
+   * Ongoing synchronously, so no batch of the transaction can be queued
+   * behind its marker.
    */
-  private async endTransaction(meta: TxnMetadata, commit: boolean, fence: boolean, reason: string): Promise<void> {
-    if (fence && meta.producerEpoch + 1 < MAX_EPOCH) {
+  private async endTransaction(meta: TxnMetadata, commit: boolean, bump: 'none' | 'fence' | 'next-transaction', reason: string): Promise<void> {
+    let nextProducerId = -1n;
+    if (bump === 'next-transaction') {
+      // Kafka's isEpochExhausted: the bump takes the last epoch, and the producer goes on with a new id.
+      if (meta.producerEpoch >= MAX_EPOCH - 1) nextProducerId = await this.producerIds.allocateProducerId();
+      meta.lastProducerEpoch = meta.producerEpoch;
+      meta.producerEpoch += 1;
+    } else if (bump === 'fence' && meta.producerEpoch + 1 < MAX_EPOCH) {
       meta.lastProducerEpoch = meta.producerEpoch;
       meta.producerEpoch += 1;
     }
     meta.state = commit ? 'PrepareCommit' : 'PrepareAbort';
     await this.store.save(this.snapshot(meta));
     const partitions = meta.partitions.size; // completePrepared empties the set
-    await this.completePrepared(meta);
-    this.log.info({ transactionalId: meta.transactionalId, producerId: meta.producerId, partitions, reason }, commit ? 'transaction committed' : 'transaction aborted');
+    await this.completePrepared(meta, nextProducerId);
+    this.log.info(
+      { transactionalId: meta.transactionalId, producerId: meta.producerId, producerEpoch: meta.producerEpoch, partitions, reason },
+      commit ? 'transaction committed' : 'transaction aborted',
+    );
   }
 
   /** Writes the markers of a prepared transaction and completes it. Safe to repeat: a marker for a transaction already ended on a partition changes nothing there. */
-  private async completePrepared(meta: TxnMetadata): Promise<void> {
+  private async completePrepared(meta: TxnMetadata, nextProducerId = -1n): Promise<void> {
     const commit = meta.state === 'PrepareCommit';
     await Promise.all(
       [...meta.partitions.values()].map((tp) =>
@@ -486,6 +553,14 @@ export class TransactionCoordinator implements SlotOwner {
     meta.state = commit ? 'CompleteCommit' : 'CompleteAbort';
     meta.partitions.clear();
     meta.groups.clear();
+    if (nextProducerId >= 0n) {
+      if (this.byProducerId.get(meta.producerId) === meta) this.byProducerId.delete(meta.producerId);
+      meta.previousProducerId = meta.producerId;
+      meta.producerId = nextProducerId;
+      meta.lastProducerEpoch = meta.producerEpoch;
+      meta.producerEpoch = 0;
+      this.register(meta);
+    }
     await this.store.complete(this.snapshot(meta), commit);
   }
 
@@ -514,7 +589,7 @@ export class TransactionCoordinator implements SlotOwner {
         if (!this.served.has(slotOf(meta.transactionalId))) return; // the slot moved on: its next holder times it out
         if (meta.state === 'PrepareCommit' || meta.state === 'PrepareAbort') await this.completePrepared(meta);
         else if (meta.state === 'Ongoing' && this.clock.now() - meta.startTimeMs > meta.timeoutMs) {
-          await this.endTransaction(meta, false, true, `timed out after ${meta.timeoutMs} ms`);
+          await this.endTransaction(meta, false, 'fence', `timed out after ${meta.timeoutMs} ms`);
         }
       }).catch((err: Error) => this.log.warn({ err: err.message, transactionalId: meta.transactionalId, code: LogCode.TXN_ABORT_FAILED }, 'aborting a timed-out transaction failed; retrying'));
     }

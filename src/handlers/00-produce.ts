@@ -3,7 +3,9 @@
 // converted to one magic 2 batch before the topic's checks, as Kafka 3.9
 // appends them (protocol/records/legacy-convert.ts). v1: throttle time.
 // v2: log append time. Transactional batches are appended only into the producer's ongoing
-// transaction, at its current epoch, on partitions added to it.
+// transaction, at its current epoch, on partitions added to it; from v12
+// (transactions version 2, KIP-890 part 2) a partition not yet in the
+// transaction is added to it by this first Produce, as Kafka's leader does.
 // v3: transactional id, magic v2 batches only, exactly one batch per
 // partition. v5: log start offset. v8: record errors naming the invalid
 // records of a refused batch, and error message (KIP-467). v9: flexible.
@@ -19,10 +21,11 @@ import { ProduceApi, type ProduceResponse } from '../protocol/messages/index.js'
 import { firstMagic, legacyToBatch, MAGIC_V2, parseBatches, type ParseBatchesResult } from '../protocol/records/index.js';
 import { applyAppendPolicy } from '../log/append-policy.js';
 import { AppendError } from '../log/log-manager.js';
-import type { IncomingBatch } from '../log/partition-log.js';
+import type { IncomingBatch, PartitionLog } from '../log/partition-log.js';
 import type { Topic } from '../log/topic-manager.js';
 import { AclOperation, ResourceType, allowed, mayCreateTopic } from './authorization.js';
 import { currentLeader, leaderEndpoints, leadsPartition } from './partition-leader.js';
+import { addProducedPartitionsToTransaction } from './txn-implicit-add.js';
 import { Deferred, defineHandler, type RequestContext } from './types.js';
 
 // A record batch's attributes are the int16 at offset 21 (after base offset, length, leader epoch, magic, CRC).
@@ -67,19 +70,24 @@ function produceTxnError(errorCode: number, apiVersion: number): number {
   return errorCode;
 }
 
-/**
- * Validates one partition's records and queues them for the partition's next
- * flush. Resolves once they are queued, with the response that the commit
- * will bring; never throws.
- */
-async function producePartition(
+/** A partition's batches, checked and ready to be queued. */
+interface PreparedPartition {
+  index: number;
+  topic: Topic;
+  log: PartitionLog;
+  batches: IncomingBatch[];
+  logAppendTimeMs: bigint;
+}
+
+/** Validates one partition's records: the batches ready to queue, or the partition's answer; never throws. */
+async function preparePartition(
   ctx: RequestContext,
   topic: Topic | null,
   topicError: number,
   index: number,
   records: Buffer | null,
   transactionalId: string | null,
-): Promise<{ committed: Promise<PartitionResponse> } | PartitionResponse> {
+): Promise<PreparedPartition | PartitionResponse> {
   if (!topic) return failed(index, topicError);
   if (index < 0 || index >= topic.partitionCount) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   if (!records || records.length === 0) {
@@ -117,19 +125,67 @@ async function producePartition(
     batches.push(outcome.batch);
     logAppendTimeMs = outcome.logAppendTimeMs;
   }
-  // Checked right before the batches are queued (no await between when the transaction is coordinated here): a batch that passes precedes its transaction's marker.
-  // A transaction another broker coordinates is checked against its stored state (KIP-890 part 1's verification).
+  // A transaction another broker coordinates is checked here against its stored state (KIP-890 part 1's verification);
+  // one coordinated here is checked in queuePartition, with no await before the queueing.
   const { transactions } = ctx.broker;
+  if (transactionalId !== null && !transactions.serves(transactionalId)) {
+    for (const { header } of batches) {
+      if (!header.isTransactional) continue;
+      const txnError = await transactions.verifyStoredProduce(transactionalId, header.producerId, header.producerEpoch, topic.topicId, index, log.hasOpenTxn(header.producerId));
+      if (txnError !== ErrorCode.NONE) return failed(index, produceTxnError(txnError, ctx.apiVersion));
+    }
+  }
+  return { index, topic, log, batches, logAppendTimeMs };
+}
+
+const isPrepared = (p: PreparedPartition | PartitionResponse): p is PreparedPartition => 'batches' in p;
+const transactionalHeader = (p: PreparedPartition) => p.batches.find((b) => b.header.isTransactional)?.header;
+
+/**
+ * Transactions version 2 (Produce v12+, Kafka's ADD_PARTITION operation): the
+ * partitions of the request not yet in the producer's transaction are added
+ * to it, all in one call, as Kafka's leader sends one AddPartitionsToTxn.
+ * Returns the answers of the partitions that could not be added.
+ */
+async function addToTransaction(ctx: RequestContext, transactionalId: string, prepared: PreparedPartition[]): Promise<Map<PreparedPartition, PartitionResponse>> {
+  const refused = new Map<PreparedPartition, PartitionResponse>();
+  const missing = prepared.filter((p) => {
+    const header = transactionalHeader(p);
+    return header && ctx.broker.transactions.verifyProduce(header.producerId, header.producerEpoch, p.topic.topicId, p.index) === ErrorCode.INVALID_TXN_STATE;
+  });
+  if (missing.length === 0) return refused;
+  const { producerId, producerEpoch } = transactionalHeader(missing[0]!)!;
+  const errors = await addProducedPartitionsToTransaction(
+    ctx,
+    transactionalId,
+    producerId,
+    producerEpoch,
+    missing.map((p) => ({ topic: p.topic.name, partition: p.index })),
+  );
+  missing.forEach((p, i) => {
+    const errorCode = errors[i] ?? ErrorCode.UNKNOWN_SERVER_ERROR;
+    // As Kafka's AddPartitionsToTxnManager: producers expect INVALID_PRODUCER_EPOCH for a fenced epoch.
+    if (errorCode !== ErrorCode.NONE) refused.set(p, failed(p.index, errorCode === ErrorCode.PRODUCER_FENCED ? ErrorCode.INVALID_PRODUCER_EPOCH : errorCode));
+  });
+  return refused;
+}
+
+/**
+ * Queues a partition's batches for its next flush, with the response that
+ * the commit will bring. Synchronous: the transaction check and the queueing
+ * have no await between them, so a batch that passes precedes its
+ * transaction's marker.
+ */
+function queuePartition(ctx: RequestContext, p: PreparedPartition, transactionalId: string | null): { committed: Promise<PartitionResponse> } | PartitionResponse {
+  const { index, log, batches, logAppendTimeMs } = p;
+  const coordinatedHere = transactionalId === null || ctx.broker.transactions.serves(transactionalId);
   for (const { header } of batches) {
-    if (!header.isTransactional) continue;
-    const txnError =
-      transactionalId !== null && !transactions.serves(transactionalId)
-        ? await transactions.verifyStoredProduce(transactionalId, header.producerId, header.producerEpoch, topic.topicId, index, log.hasOpenTxn(header.producerId))
-        : transactions.verifyProduce(header.producerId, header.producerEpoch, topic.topicId, index);
+    if (!header.isTransactional || !coordinatedHere) continue;
+    const txnError = ctx.broker.transactions.verifyProduce(header.producerId, header.producerEpoch, p.topic.topicId, index);
     if (txnError !== ErrorCode.NONE) return failed(index, produceTxnError(txnError, ctx.apiVersion));
   }
   // Checked again with no await before the queueing: an append queued by a leader precedes its hand-over (which waits for the appends queued).
-  if (!ctx.broker.leadership.leads(topic.topicId, index)) return notLeader();
+  if (!ctx.broker.leadership.leads(p.topic.topicId, index)) return { ...failed(index, ErrorCode.NOT_LEADER_OR_FOLLOWER), currentLeader: currentLeader(ctx, p.topic.topicId, index) };
   const committed = ctx.broker.logs.append(log, batches).then(
     (result): PartitionResponse => ({ index, errorCode: ErrorCode.NONE, baseOffset: result.baseOffset, logAppendTimeMs, logStartOffset: result.logStartOffset }),
     (err: unknown): PartitionResponse => {
@@ -176,9 +232,9 @@ export default defineHandler({
         })),
       };
     }
-    // Topics are looked up and partitions queued one after another, so batches
-    // reach their partitions' queues in the order of this request.
-    const queued = [];
+    // Topics are looked up and partitions checked one after another, then queued
+    // together, so batches reach their partitions' queues in the order of this request.
+    const prepared: { topicData: (typeof request.topicData)[number]; partitions: (PreparedPartition | PartitionResponse)[] }[] = [];
     for (const topicData of request.topicData) {
       let topic: Topic | null = null;
       let topicError: number = ErrorCode.NONE;
@@ -202,9 +258,22 @@ export default defineHandler({
         topicError = outcome.errorCode;
       }
       const partitions = [];
-      for (const p of topicData.partitionData) partitions.push(await producePartition(ctx, topic, topicError, p.index, p.records as Buffer | null, request.transactionalId));
-      queued.push({ topicData, partitions });
+      for (const p of topicData.partitionData) partitions.push(await preparePartition(ctx, topic, topicError, p.index, p.records as Buffer | null, request.transactionalId));
+      prepared.push({ topicData, partitions });
     }
+    const refused =
+      // Implicit adds reach the coordinator only on its own broker: another broker's transactions are verified against stored state.
+      request.transactionalId !== null && ctx.apiVersion >= 12 && ctx.broker.transactions.serves(request.transactionalId)
+        ? await addToTransaction(
+            ctx,
+            request.transactionalId,
+            prepared.flatMap((t) => t.partitions.filter(isPrepared)),
+          )
+        : new Map<PreparedPartition, PartitionResponse>();
+    const queued = prepared.map(({ topicData, partitions }) => ({
+      topicData,
+      partitions: partitions.map((p) => (isPrepared(p) ? (refused.get(p) ?? queuePartition(ctx, p, request.transactionalId)) : p)),
+    }));
     const responses = Promise.all(
       queued.map(async ({ topicData, partitions }) => {
         const partitionResponses = await Promise.all(partitions.map((p) => ('committed' in p ? p.committed : p)));

@@ -9,13 +9,24 @@ import { defineHandler } from './types.js';
 
 // The features pgkafka serves, as Kafka 4.3.1 names them (v3+). A Kafka 4 broker always finalizes
 // metadata.version (7 is 3.3-IV3, the lowest Kafka 4 accepts; 30 is the level Kafka 4.3.1 formats
-// a cluster at). The others Kafka 4.3 finalizes name protocols pgkafka does not serve, and clients
-// switch on them: transaction.version 2 (KIP-890 part 2 transactions), group.version 1 (KIP-848
-// consumer groups), share.version and streams.version (share and streams groups). Clients keep the
-// features of the highest epoch they have seen, from -1: the table never changes, so its epoch is 0.
-const FEATURES: { name: string; minVersion: number; maxVersion: number; finalizedLevel: number }[] = [{ name: 'metadata.version', minVersion: 7, maxVersion: 30, finalizedLevel: 30 }];
-const supportedFeatures = FEATURES.map(({ name, minVersion, maxVersion }) => ({ name, minVersion, maxVersion }));
-const finalizedFeatures = FEATURES.map(({ name, finalizedLevel }) => ({ name, minVersionLevel: finalizedLevel, maxVersionLevel: finalizedLevel }));
+// a cluster at). transaction.version is finalized at the configured level (Kafka 4's default 2:
+// transactions version 2, KIP-890 part 2); clients switch protocols on it, and a level of 0 is
+// left out of the finalized features, as Kafka does. The others Kafka 4.3 finalizes name protocols
+// pgkafka does not serve or that clients would switch on wrongly: group.version 1 (KIP-848
+// consumer groups), share.version and streams.version (share and streams groups). Clients keep
+// the features of the highest epoch they have seen, from -1: the table is epoch 0 while the broker
+// is alone, epoch 1 while other brokers share its schema (see below). As Kafka (KAFKA-17492), v3 leaves out a supported feature whose
+// minimum is 0, which some older clients cannot read.
+const SUPPORTED_FEATURES = [
+  { name: 'metadata.version', minVersion: 7, maxVersion: 30 },
+  { name: 'transaction.version', minVersion: 0, maxVersion: 2 },
+];
+
+function finalizedFeatures(transactionVersion: number) {
+  const levels: [string, number][] = [['metadata.version', 30]];
+  if (transactionVersion > 0) levels.push(['transaction.version', transactionVersion]);
+  return levels.map(([name, level]) => ({ name, minVersionLevel: level, maxVersionLevel: level }));
+}
 
 // Kafka's request validation for v3+: non-empty, [a-zA-Z0-9._-] with alphanumeric ends.
 const SOFTWARE_FIELD = /^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$/;
@@ -30,6 +41,18 @@ export default defineHandler({
       return { errorCode: ErrorCode.INVALID_REQUEST, apiKeys };
     }
     if (ctx.apiVersion < 3) return { errorCode: ErrorCode.NONE, apiKeys, throttleTimeMs: 0 };
-    return { errorCode: ErrorCode.NONE, apiKeys, throttleTimeMs: 0, supportedFeatures, finalizedFeaturesEpoch: 0n, finalizedFeatures };
+    // With other live brokers on the schema, transactions version 2 is not finalized: a partition's leader adds it to
+    // the producer's transaction (Produce v12+) only when it also coordinates the transactional id. The cap comes with
+    // a higher epoch, so a client that saw this broker alone switches to version 1 when it next asks.
+    const clustered = ctx.broker.liveBrokers().length > 1;
+    const transactionVersion = clustered ? Math.min(ctx.broker.config.transactionVersion, 1) : ctx.broker.config.transactionVersion;
+    return {
+      errorCode: ErrorCode.NONE,
+      apiKeys,
+      throttleTimeMs: 0,
+      supportedFeatures: ctx.apiVersion >= 4 ? SUPPORTED_FEATURES : SUPPORTED_FEATURES.filter((f) => f.minVersion > 0),
+      finalizedFeaturesEpoch: clustered ? 1n : 0n,
+      finalizedFeatures: finalizedFeatures(transactionVersion),
+    };
   },
 });

@@ -2,9 +2,9 @@
 // v1: same as v0. v2: committed leader epoch. v3: flexible; the consumer's
 // generation, member id and group instance id (KIP-447), checked against
 // the group. v4: TRANSACTION_ABORTABLE (KIP-890 part 1) where v0-3 get
-// INVALID_TXN_STATE. v5: same as v4 (under transactions v2 it would also add
-// the group to the transaction; pgkafka's transactions are v1, so v5 too
-// needs AddOffsetsToTxn first).
+// INVALID_TXN_STATE. v5: transactions version 2 (KIP-890 part 2): the
+// request also adds the group to the transaction (what AddOffsetsToTxn does),
+// as Kafka's group coordinator asks the transaction coordinator to.
 // Kafka's order of checks: topics (KafkaApis), the group id, this broker
 // coordinating the group (else NOT_COORDINATOR), the transaction (verified with the transaction coordinator: unknown
 // transactional or producer id INVALID_PRODUCER_ID_MAPPING, another epoch
@@ -72,6 +72,10 @@ export default defineHandler({
       // The coordinator's order: the group id, this broker holding the group, then the transaction (verified with the transaction coordinator), then the group's member and generation.
       if (!isValidGroupId(request.groupId)) requestError = ErrorCode.INVALID_GROUP_ID;
       else if (!ctx.broker.coordination.owns(request.groupId)) requestError = ErrorCode.NOT_COORDINATOR;
+      if (requestError === ErrorCode.NONE && ctx.apiVersion >= 5 && request.transactionalId !== '') {
+        // Through the coordinator's queue, after the producer's earlier requests; the verification below then passes.
+        requestError = verificationError(await transactions.addOffsets(request.transactionalId, request.producerId, request.producerEpoch, request.groupId), ctx.apiVersion);
+      }
       if (requestError === ErrorCode.NONE)
         requestError = verificationError(await transactions.verifyOffsetCommit(request.transactionalId, request.producerId, request.producerEpoch, request.groupId), ctx.apiVersion);
       if (requestError === ErrorCode.NONE) {

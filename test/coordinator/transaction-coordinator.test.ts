@@ -384,3 +384,90 @@ describe('TransactionCoordinator', () => {
     });
   });
 });
+
+describe('TransactionCoordinator, transactions version 2 (EndTxn v5, KIP-890 part 2)', () => {
+  const TV2 = true;
+
+  it('every commit and abort bumps the epoch: the markers carry the new one, the answer names it, and the old epoch is refused from then on', async () => {
+    const { coordinator, markers, orders } = await setup();
+    const p = await coordinator.initProducerId('tx', 60_000, -1n, -1);
+    expect(await coordinator.addPartitions('tx', p.producerId, 0, [{ topic: 'orders', partition: 1 }], false)).toEqual([ErrorCode.NONE]);
+    expect(await coordinator.endTxn('tx', p.producerId, 0, true, TV2)).toEqual({ errorCode: ErrorCode.NONE, producerId: p.producerId, producerEpoch: 1 });
+    expect(markers.written).toEqual([expect.objectContaining({ partition: 1, commit: true, producerId: p.producerId, producerEpoch: 1 })]);
+    // A late batch of the committed transaction (the hanging transaction KIP-890 prevents) is fenced, not added to the next one.
+    expect(coordinator.verifyProduce(p.producerId, 0, orders.topicId, 1)).toBe(ErrorCode.PRODUCER_FENCED);
+    expect(await coordinator.addPartitions('tx', p.producerId, 0, [{ topic: 'orders', partition: 1 }], false)).toEqual([ErrorCode.PRODUCER_FENCED]);
+
+    expect(await coordinator.addPartitions('tx', p.producerId, 1, [{ topic: 'orders', partition: 2 }], false)).toEqual([ErrorCode.NONE]);
+    expect(coordinator.verifyProduce(p.producerId, 1, orders.topicId, 2)).toBe(ErrorCode.NONE);
+    expect(await coordinator.endTxn('tx', p.producerId, 1, false, TV2)).toEqual({ errorCode: ErrorCode.NONE, producerId: p.producerId, producerEpoch: 2 });
+    expect(markers.written[1]).toMatchObject({ partition: 2, commit: false, producerEpoch: 2 });
+    expect(coordinator.describe('tx')).toMatchObject({ state: 'CompleteAbort', producerEpoch: 2, lastProducerEpoch: 1 });
+  });
+
+  it('a retry of the EndTxn that bumped the epoch (the previous epoch) is answered as it was; the opposite outcome is INVALID_TXN_STATE; an EndTxn of the previous epoch during the next transaction is fenced', async () => {
+    const { coordinator, markers } = await setup();
+    const p = await coordinator.initProducerId('tx', 60_000, -1n, -1);
+    await coordinator.addPartitions('tx', p.producerId, 0, [{ topic: 'orders', partition: 0 }], false);
+    const committed = await coordinator.endTxn('tx', p.producerId, 0, true, TV2);
+    expect(await coordinator.endTxn('tx', p.producerId, 0, true, TV2)).toEqual(committed);
+    expect(await coordinator.endTxn('tx', p.producerId, 0, false, TV2)).toEqual({ errorCode: ErrorCode.INVALID_TXN_STATE, producerId: -1n, producerEpoch: -1 });
+    // A commit at the new epoch with nothing begun: no transaction to commit.
+    expect((await coordinator.endTxn('tx', p.producerId, 1, true, TV2)).errorCode).toBe(ErrorCode.INVALID_TXN_STATE);
+    expect(markers.written).toHaveLength(1);
+
+    await coordinator.addPartitions('tx', p.producerId, 1, [{ topic: 'orders', partition: 0 }], false);
+    expect((await coordinator.endTxn('tx', p.producerId, 0, true, TV2)).errorCode).toBe(ErrorCode.PRODUCER_FENCED);
+    expect(coordinator.describe('tx')!.state).toBe('Ongoing');
+  });
+
+  it('an abort with nothing to abort (Empty, or after a commit) still bumps the epoch and writes no marker', async () => {
+    const { coordinator, markers } = await setup();
+    const p = await coordinator.initProducerId('tx', 60_000, -1n, -1);
+    expect(await coordinator.endTxn('tx', p.producerId, 0, false, TV2)).toEqual({ errorCode: ErrorCode.NONE, producerId: p.producerId, producerEpoch: 1 });
+    expect((await coordinator.endTxn('tx', p.producerId, 1, true, TV2)).errorCode).toBe(ErrorCode.INVALID_TXN_STATE);
+    expect(await coordinator.endTxn('tx', p.producerId, 1, false, TV2)).toEqual({ errorCode: ErrorCode.NONE, producerId: p.producerId, producerEpoch: 2 });
+    expect(markers.written).toEqual([]);
+  });
+
+  it('a bump that takes the last epoch gives the producer a new id at epoch 0 once the markers (of the old id) are written; a retry with the old id is answered as it was', async () => {
+    const clock = new FakeClock();
+    const db = new MemoryDatabase(clock);
+    await new MemoryTransactionStore(db).save({
+      transactionalId: 'tx',
+      producerId: 5n,
+      producerEpoch: 32766,
+      lastProducerEpoch: 32765,
+      timeoutMs: 60_000,
+      state: 'Empty',
+      startTime: null,
+      partitions: [],
+      groups: [],
+    });
+    const { coordinator, markers, orders } = await setup({ db, clock });
+    expect(await coordinator.addPartitions('tx', 5n, 32766, [{ topic: 'orders', partition: 0 }], false)).toEqual([ErrorCode.NONE]);
+    const committed = await coordinator.endTxn('tx', 5n, 32766, true, TV2);
+    expect(committed).toEqual({ errorCode: ErrorCode.NONE, producerId: 1000n, producerEpoch: 0 });
+    expect(markers.written).toEqual([expect.objectContaining({ producerId: 5n, producerEpoch: 32767, commit: true })]);
+    expect(await coordinator.endTxn('tx', 5n, 32766, true, TV2)).toEqual(committed);
+    expect(coordinator.verifyProduce(5n, 32766, orders.topicId, 0)).toBe(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+    expect(await coordinator.addPartitions('tx', 1000n, 0, [{ topic: 'orders', partition: 0 }], false)).toEqual([ErrorCode.NONE]);
+    expect(coordinator.byProducer(1000n)!.transactionalId).toBe('tx');
+  });
+
+  it('adding partitions already in the ongoing transaction stores nothing (the implicit add of every transactional Produce)', async () => {
+    const { coordinator, store } = await setup();
+    const p = await coordinator.initProducerId('tx', 60_000, -1n, -1);
+    await coordinator.addPartitions('tx', p.producerId, 0, [{ topic: 'orders', partition: 0 }], false);
+    await coordinator.addOffsets('tx', p.producerId, 0, 'g');
+    let saves = 0;
+    const save = store.save.bind(store);
+    store.save = (t) => {
+      saves++;
+      return save(t);
+    };
+    expect(await coordinator.addPartitions('tx', p.producerId, 0, [{ topic: 'orders', partition: 0 }], false)).toEqual([ErrorCode.NONE]);
+    expect(await coordinator.addOffsets('tx', p.producerId, 0, 'g')).toBe(ErrorCode.NONE);
+    expect(saves).toBe(0);
+  });
+});

@@ -73,10 +73,21 @@ describe('ApiVersions', () => {
     expect(byKey.has(49)).toBe(false);
   });
 
-  it("finalizes metadata.version at Kafka 4.3's level, as a Kafka 4 broker always does, from v3; none below", async () => {
+  it("finalizes metadata.version at Kafka 4.3's level and transaction.version 2, as a Kafka 4 broker does, from v3; none below", async () => {
     const res = await client.request(ApiVersionsApi, 3, { clientSoftwareName: 'test', clientSoftwareVersion: '1' });
+    // v3 leaves out transaction.version's supported range, whose minimum is 0 (KAFKA-17492); v4 has it.
     expect(res.supportedFeatures).toEqual([{ name: 'metadata.version', minVersion: 7, maxVersion: 30 }]);
-    expect(res.finalizedFeatures).toEqual([{ name: 'metadata.version', minVersionLevel: 30, maxVersionLevel: 30 }]);
+    const finalized = [
+      { name: 'metadata.version', minVersionLevel: 30, maxVersionLevel: 30 },
+      { name: 'transaction.version', minVersionLevel: 2, maxVersionLevel: 2 },
+    ];
+    expect(res.finalizedFeatures).toEqual(finalized);
+    const v4 = await client.request(ApiVersionsApi, 4, { clientSoftwareName: 'test', clientSoftwareVersion: '1' });
+    expect(v4.supportedFeatures).toEqual([
+      { name: 'metadata.version', minVersion: 7, maxVersion: 30 },
+      { name: 'transaction.version', minVersion: 0, maxVersion: 2 },
+    ]);
+    expect(v4.finalizedFeatures).toEqual(finalized);
     // Clients keep the features of the highest epoch they have seen; -1 would make them ignore these.
     expect(res.finalizedFeaturesEpoch).toBeGreaterThanOrEqual(0n);
     const v2 = await client.request(ApiVersionsApi, 2, {});

@@ -4,7 +4,7 @@
 // the verification's errors for the producer. Nothing is staged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/errors.js';
-import { AddOffsetsToTxnApi, CreateTopicsApi, InitProducerIdApi, OffsetFetchApi, TxnOffsetCommitApi } from '../../src/protocol/messages/index.js';
+import { AddOffsetsToTxnApi, CreateTopicsApi, EndTxnApi, InitProducerIdApi, OffsetFetchApi, TxnOffsetCommitApi } from '../../src/protocol/messages/index.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
 import { RawClient } from '../support/raw-client.js';
 
@@ -82,10 +82,14 @@ describe('TxnOffsetCommit with a transaction that does not check out', () => {
     expect(await commit(3, { ...producer, transactionalId: '' })).toEqual([ErrorCode.INVALID_REQUEST, ...unknownTopic]);
   });
 
-  it('answers INVALID_TXN_STATE below v4 and TRANSACTION_ABORTABLE from v4 for a group the transaction has not added', async () => {
+  it('answers INVALID_TXN_STATE below v4 and TRANSACTION_ABORTABLE at v4 for a group the transaction has not added; v5 adds it (transactions version 2)', async () => {
     expect(await commit(3, producer)).toEqual([ErrorCode.INVALID_TXN_STATE, ...unknownTopic]);
     expect(await commit(4, producer)).toEqual([ErrorCode.TRANSACTION_ABORTABLE, ...unknownTopic]);
-    expect(await commit(5, producer)).toEqual([ErrorCode.TRANSACTION_ABORTABLE, ...unknownTopic]);
+    // Another transactional id, aborted afterwards, so that the other cases here see nothing staged.
+    const init = await client.request(InitProducerIdApi, 4, { transactionalId: 'known-v5', transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
+    const v5 = { transactionalId: 'known-v5', producerId: init.producerId, producerEpoch: init.producerEpoch };
+    expect(await commit(5, { ...v5, groupId: 'g-v5' })).toEqual([ErrorCode.NONE, ...unknownTopic]);
+    expect((await client.request(EndTxnApi, 4, { ...v5, committed: false })).errorCode).toBe(ErrorCode.NONE);
   });
 
   it('verifies the transaction before the group and before the metadata size, as Kafka does', async () => {
