@@ -303,11 +303,14 @@ export class GroupCoordinator implements SlotOwner {
   }
 
   /** SyncGroup: the classic group's, or a classic member's of a consumer group (UNKNOWN_MEMBER_ID for an empty or unknown group). */
-  syncGroup(groupId: string, req: SyncRequest): Promise<SyncResult> {
+  async syncGroup(groupId: string, req: SyncRequest): Promise<SyncResult> {
     const group = this.get(groupId);
     if (group instanceof ClassicGroup) return group.sync(req);
-    if (group instanceof ConsumerGroup && !group.isEmpty()) return Promise.resolve(classicSync(group, req, (topicId) => this.topics.getById(topicId)?.name ?? null));
-    return Promise.resolve(syncError(ErrorCode.UNKNOWN_MEMBER_ID));
+    if (!(group instanceof ConsumerGroup) || group.isEmpty()) return syncError(ErrorCode.UNKNOWN_MEMBER_ID);
+    // The assigned topics' names (a broker just started may not have them cached yet).
+    const names = new Map<string, string | null>();
+    for (const topicId of group.members.get(req.memberId)?.assigned.keys() ?? []) names.set(topicId, (await this.topics.getByIdLoading(topicId))?.name ?? null);
+    return classicSync(group, req, (topicId) => names.get(topicId) ?? this.topics.getById(topicId)?.name ?? null);
   }
 
   /** Heartbeat: the classic group's, or a classic member's of a consumer group. */
