@@ -5,10 +5,13 @@
 // carry across both migrations. Classic members are kafkajs 2.2.4 (eager,
 // its own assignor) or classic librdkafka (confluent-kafka-python 2.16.1,
 // range); consumer-protocol members are librdkafka with
-// group.protocol=consumer. One member per child process (support.ts).
+// group.protocol=consumer. One member per child process (support.ts). And
+// the same with Apache Kafka's Java client on both sides (group.protocol
+// classic, then consumer, then classic), its members in one JVM.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestBroker } from '../../test/support/broker.js';
 import { startTestBroker } from '../../test/support/broker.js';
+import { runJavaClient } from '../support/java.js';
 import { committed, createTopic, eventually, highWatermarks, kit, kjsMember, pyConsumerProtocolMember, pyVenvClassicMember, type Kit, type Member, type MemberRequest } from './support.js';
 
 let broker: TestBroker;
@@ -124,5 +127,23 @@ describe('scenario 5: a classic group rolled over to the consumer protocol and b
 
   it('classic librdkafka members ↔ librdkafka group.protocol=consumer: no record lost or skipped, commits carried across', async () => {
     expect(await rollOverAndBack((req) => pyVenvClassicMember(req, 100_000), 'mig-librdkafka')).toEqual(['classic', 'consumer', 'classic']);
+  }, 120_000);
+
+  it('Java client group.protocol=classic ↔ consumer: no record lost or skipped, commits carried across', async () => {
+    const topic = 'mig-java';
+    await createTopic(k, topic, PARTITIONS);
+    const res = await runJavaClient(
+      broker.bootstrap,
+      [{ id: 'roll', op: 'rollOver', topic, group: topic, partitions: PARTITIONS, members: MEMBERS, phases: ['classic', 'consumer', 'classic'] }],
+      {},
+      110_000,
+    );
+    const roll = res.roll as { types: string[]; sent: number; distinct: number; committed: Record<string, number>; ends: Record<string, number>; errors: string[]; pausesMs: number[] };
+    expect(roll.errors).toEqual([]);
+    expect(roll.types).toEqual(['Classic', 'Consumer', 'Classic']);
+    expect(roll.sent).toBeGreaterThan(0);
+    expect(roll.distinct).toBe(roll.sent);
+    expect(roll.committed).toEqual(roll.ends);
+    console.log(`Java roll-over pauses (ms), classic → consumer → classic: ${roll.pausesMs.join(' ')} (${roll.sent} records)`);
   }, 120_000);
 });
