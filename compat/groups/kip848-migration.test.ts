@@ -5,14 +5,30 @@
 // carry across both migrations. Classic members are kafkajs 2.2.4 (eager,
 // its own assignor) or classic librdkafka (confluent-kafka-python 2.16.1,
 // range); consumer-protocol members are librdkafka with
-// group.protocol=consumer. One member per child process (support.ts). And
+// group.protocol=consumer. One member per child process (support.ts). While
+// the group is a consumer-protocol group, its lag is in /metrics and
+// `pgkafka groups` (issue 17, scenario 6). And
 // the same with Apache Kafka's Java client on both sides (group.protocol
 // classic, then consumer, then classic), its members in one JVM.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestBroker } from '../../test/support/broker.js';
 import { startTestBroker } from '../../test/support/broker.js';
 import { runJavaClient } from '../support/java.js';
-import { committed, createTopic, eventually, highWatermarks, kit, kjsMember, pyConsumerProtocolMember, pyVenvClassicMember, type Kit, type Member, type MemberRequest } from './support.js';
+import {
+  cliGroup,
+  committed,
+  createTopic,
+  eventually,
+  highWatermarks,
+  kit,
+  metricsLag,
+  kjsMember,
+  pyConsumerProtocolMember,
+  pyVenvClassicMember,
+  type Kit,
+  type Member,
+  type MemberRequest,
+} from './support.js';
 
 let broker: TestBroker;
 let k: Kit;
@@ -99,6 +115,11 @@ async function rollOverAndBack(classic: (req: MemberRequest) => Member, topic: s
     types.push((await groupType(topic))!);
     const upgraded = await roll(first, consumer, 'consumer');
     types.push((await groupType(topic))!);
+    // The consumer-protocol group's lag, per partition, in /metrics and `pgkafka groups`, with its members as owners.
+    expect([...(await metricsLag(broker, topic, topic)).keys()].sort()).toEqual(Array.from({ length: PARTITIONS }, (_, p) => p));
+    const cli = await cliGroup(broker, topic);
+    expect(cli.members).toBe(MEMBERS);
+    expect(cli.partitions.map((p) => p.partition).sort()).toEqual(Array.from({ length: PARTITIONS }, (_, p) => p));
     const back = await roll(upgraded, (name) => classic({ ...req, name }), 'back');
     types.push((await groupType(topic))!);
     producing = false;
