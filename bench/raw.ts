@@ -12,6 +12,9 @@ export class RawClient {
   private readonly waiting: ((frame: Buffer | null) => void)[] = [];
   private correlationId = 1;
   closed = false;
+  /** Sizes of the last request sent and response received, with their 4-byte length prefixes. */
+  lastRequestBytes = 0;
+  lastResponseBytes = 0;
 
   private constructor(readonly socket: Socket) {
     socket.on('data', (chunk: Buffer) => {
@@ -77,6 +80,8 @@ export class RawClient {
       this.socket.write(w.toBuffer());
     }).finally(() => clearTimeout(timer));
     if (!frame) throw new Error(`connection closed instead of answering ${codec.name} v${version}`);
+    this.lastRequestBytes = w.length;
+    this.lastResponseBytes = frame.length + 4;
     const r = new Reader(frame);
     const header = readResponseHeader(r, responseHeaderVersion(codec.apiKey, version));
     if (header.correlationId !== correlationId) throw new Error(`correlation id ${header.correlationId}, expected ${correlationId}`);

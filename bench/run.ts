@@ -12,6 +12,7 @@ import { runLatency } from './latency.js';
 import { runPeers } from './peers.js';
 import { runProduce } from './produce.js';
 import { runScale } from './scale.js';
+import { runSessions } from './sessions.js';
 import { runStartup } from './startup.js';
 import { runSqlSend } from './sql-send.js';
 import { fmt, median, max, min, type Ctx, type Row } from './stats.js';
@@ -21,6 +22,7 @@ const SECTIONS: Record<string, (ctx: Ctx) => Promise<Row[]>> = {
   fetch: runFetch,
   latency: runLatency,
   idle: runIdle,
+  sessions: runSessions, // incremental fetch sessions over 1,000 idle partitions
   scale: runScale,
   peers: runPeers,
   kafka: runKafka,

@@ -2,7 +2,8 @@
 // (KIP-848) against pgkafka: members joining one at a time while records flow
 // (ownership from the members' own callbacks, exactly-once delivery, the
 // longest pause per member, beside the same run with the classic protocol),
-// auto commit on close, and a static member restarted. All operations run in
+// auto commit on close, a static member restarted, and a Pattern subscription
+// picking up a topic created later. All operations run in
 // one JVM (compat/support/java.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestBroker, type TestBroker } from '../test/support/broker.js';
@@ -41,6 +42,8 @@ beforeAll(async () => {
         ['jk-classic', 12],
         ['jk-auto', 3],
         ['jk-static', 4],
+        ['jk-rx-orders', 2],
+        ['jk-jp-orders', 2],
       ]),
       join('consumer', 'consumer'),
       join('classic', 'classic'),
@@ -48,11 +51,25 @@ beforeAll(async () => {
       { id: 'auto', op: 'autoCommit', topic: 'jk-auto', group: 'jk-auto', partitions: 3, expect: 15, groupProtocol: 'consumer' },
       { id: 'auto-offsets', op: 'listConsumerGroupOffsets', group: 'jk-auto' },
       { id: 'static', op: 'staticMembership', topic: 'jk-static', group: 'jk-static', partitions: 4, groupProtocol: 'consumer' },
+      // A SubscriptionPattern (RE2/J) is resolved by the broker; a java.util.regex.Pattern by the client, against its metadata.
+      { id: 'regex', op: 'regexSubscription', group: 'jk-rx', groupProtocol: 'consumer', re2j: true, pattern: 'jk-rx-.*', existing: 'jk-rx-orders', later: 'jk-rx-payments', waitMs: 60_000 },
+      {
+        id: 'pattern',
+        op: 'regexSubscription',
+        group: 'jk-jp',
+        groupProtocol: 'consumer',
+        config: { 'metadata.max.age.ms': '3000' },
+        pattern: 'jk-jp-.*',
+        existing: 'jk-jp-orders',
+        later: 'jk-jp-payments',
+        waitMs: 60_000,
+      },
+      { id: 'invalid-pattern', op: 'invalidSubscriptionPattern', group: 'jk-rx-bad', pattern: 'jk-(' },
     ],
     {},
-    170_000,
+    230_000,
   );
-}, 180_000);
+}, 240_000);
 afterAll(async () => {
   await broker?.destroy();
 });
@@ -86,5 +103,22 @@ describe('Java client, group.protocol=consumer', () => {
     expect(res.static.again.generation).toBe(one.generation);
     expect(res.static.two.events).toEqual(two.events);
     expect(res.static.two.error).toBeNull();
+  });
+
+  it('subscribe(SubscriptionPattern): the broker resolves the pattern; a matching topic created later is assigned and read', () => {
+    expect(res.regex).toMatchObject({ readExisting: 'first', readLater: 'later', topicsAssigned: ['jk-rx-orders', 'jk-rx-payments'] });
+    // The figure: how long after its creation the new topic was assigned (the coordinator resolves a group's patterns at most every 10 s).
+    console.log(`Java subscribe(SubscriptionPattern): new topic assigned after ${res.regex.assignedAfterMs as number} ms, its record read after ${res.regex.readAfterMs as number} ms`);
+  });
+
+  it('subscribe(Pattern) with the consumer protocol: matched by the client against its metadata, so the new topic comes within metadata.max.age.ms', () => {
+    expect(res.pattern).toMatchObject({ readExisting: 'first', readLater: 'later', topicsAssigned: ['jk-jp-orders', 'jk-jp-payments'] });
+    console.log(`Java subscribe(Pattern), metadata.max.age.ms=3000: new topic assigned after ${res.pattern.assignedAfterMs as number} ms`);
+  });
+
+  it("a SubscriptionPattern RE2/J refuses fails poll with the broker's INVALID_REGULAR_EXPRESSION", () => {
+    expect(res['invalid-pattern'].error).toBe(
+      'InvalidRegularExpression: Invalid RE2J SubscriptionPattern provided in the call to subscribe. SubscribedTopicRegex `jk-(` is not a valid regular expression: missing closing ).',
+    );
   });
 });

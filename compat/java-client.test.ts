@@ -343,6 +343,33 @@ const consumerGroup = async () => {
   expect(res.offsets).toEqual({ 'jc-g-eager-0': { offset: 5, metadata: '' }, 'jc-g-eager-1': { offset: 5, metadata: '' }, 'jc-g-eager-2': { offset: 5, metadata: '' } });
 };
 
+/** A figure of the broker's /metrics (0 when absent). */
+async function metric(name: string): Promise<number> {
+  const body = await (await fetch(`http://127.0.0.1:${broker.metricsPort}/metrics`)).text();
+  return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(body)?.[1] ?? 0);
+}
+
+describe('incremental fetch sessions', () => {
+  // 120 partitions read through responses of at most 4 KiB: most records come in incremental fetches of the session.
+  const PARTITIONS = 120;
+  const recs = dataset('jc-sessions', { partitions: PARTITIONS, perPartition: 3 });
+  const all = Array.from({ length: PARTITIONS }, (_, p) => p);
+
+  it('the Java consumer reads every partition through one session and its incremental fetches', async () => {
+    const [before, sessionsBefore] = [await metric('pgkafka_fetch_incremental_requests_total'), await metric('pgkafka_fetch_sessions')];
+    const res = await runJavaClient(broker.bootstrap, [
+      create('create', [['jc-sessions', PARTITIONS]]),
+      produce('produce', 'jc-sessions', recs),
+      consume('consume', 'jc-sessions', all, { config: { 'fetch.max.bytes': '4096', 'fetch.max.wait.ms': '100' }, idleMs: 1000 }),
+    ]);
+    expectRecords(fromJson(res.consume.records), recs);
+    // A full fetch opens the session; with 4 KiB per response the rest comes incrementally, then idle fetches ask for nothing.
+    expect((await metric('pgkafka_fetch_incremental_requests_total')) - before).toBeGreaterThan(10);
+    // Closing the consumer closes its session (a fetch with the final epoch).
+    expect(await metric('pgkafka_fetch_sessions')).toBe(sessionsBefore);
+  });
+});
+
 describe('classic consumer groups', () => {
   let res: JavaResults;
   beforeAll(async () => {

@@ -1,8 +1,11 @@
+import type { GroupConfigs } from './coordinator/group-configs.js';
 import type { Config } from './config/schema.js';
 import type { Coordination } from './coordinator/coordination.js';
+import type { PartitionLeadership } from './coordinator/partition-leadership.js';
 import type { GroupCoordinator } from './coordinator/group-coordinator.js';
 import type { TransactionCoordinator } from './coordinator/transaction-coordinator.js';
 import type { BrokerConfigs } from './log/broker-configs.js';
+import type { FetchSessionCache } from './log/fetch-sessions.js';
 import type { LogManager } from './log/log-manager.js';
 import type { TopicManager } from './log/topic-manager.js';
 import type { Logger } from './observability/logger.js';
@@ -31,10 +34,16 @@ export interface BrokerContext {
   authorizer: Authorizer;
   /** Which broker coordinates which group (slots leased in PostgreSQL). */
   coordination: Coordination;
+  /** Which broker leads which partition (leases in PostgreSQL); only the leader serves a partition's client requests. */
+  leadership: PartitionLeadership;
   /** This broker's configs: static options and the dynamic ones stored in PostgreSQL. */
   brokerConfigs: BrokerConfigs;
+  /** Configs set per group (config resource type GROUP), stored in PostgreSQL. */
+  groupConfigs: GroupConfigs;
   topics: TopicManager;
   logs: LogManager;
+  /** This broker's incremental fetch sessions (KIP-227). */
+  fetchSessions: FetchSessionCache;
   groups: GroupCoordinator;
   transactions: TransactionCoordinator;
   log: Logger;

@@ -6,11 +6,13 @@ import type { Config } from './config/schema.js';
 import { systemClock } from './clock.js';
 import { GroupCoordinator } from './coordinator/group-coordinator.js';
 import { Coordination, type LiveBroker } from './coordinator/coordination.js';
+import { PartitionLeadership } from './coordinator/partition-leadership.js';
 import { TransactionCoordinator } from './coordinator/transaction-coordinator.js';
 import { logMarkerWriter } from './coordinator/txn-markers.js';
 import { HandlerRegistry } from './handlers/registry.js';
 import { BrokerConfigs } from './log/broker-configs.js';
 import { Compactor } from './log/compactor.js';
+import { FetchSessionCache } from './log/fetch-sessions.js';
 import { LogCleaner } from './log/log-cleaner.js';
 import { LogManager } from './log/log-manager.js';
 import { TailCache } from './log/tail-cache.js';
@@ -25,6 +27,8 @@ import { tlsServerOptions } from './security/tls.js';
 import { KafkaServer } from './server/server.js';
 import { AclStore } from './storage/pg/acl-store.js';
 import { BrokerConfigStore } from './storage/pg/broker-config-store.js';
+import { GroupConfigStore } from './storage/pg/group-config-store.js';
+import { GroupConfigs } from './coordinator/group-configs.js';
 import { brokerApplicationName, ClusterStore, type BrokerRow } from './storage/pg/cluster-store.js';
 import { CompactionStore } from './storage/pg/compaction-store.js';
 import { CoordinatorStore } from './storage/pg/coordinator-store.js';
@@ -32,6 +36,7 @@ import { GroupStore } from './storage/pg/group-store.js';
 import { databaseUnreachable, openDatabase, type Database } from './storage/pg/database.js';
 import { LagStore } from './storage/pg/lag-store.js';
 import { AppendAnnouncer } from './storage/pg/append-announcer.js';
+import { LeadershipStore } from './storage/pg/leadership-store.js';
 import { LogStore } from './storage/pg/log-store.js';
 import { OutboxStore } from './storage/pg/outbox-store.js';
 import { OutboxRelay } from './log/outbox-relay.js';
@@ -103,6 +108,7 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     acls: `${config.schema}_acls`,
     coordinators: `${config.schema}_coordinators`,
     brokerConfigs: `${config.schema}_broker_configs`,
+    groupConfigs: `${config.schema}_group_configs`,
     // Records sent from SQL (send(), migration 0013) NOTIFY here at commit.
     outbox: `${config.schema}_outbox`,
   };
@@ -113,6 +119,23 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
   const brokerConfigs = new BrokerConfigs(config, new BrokerConfigStore(pool, channels.brokerConfigs), log);
   await brokerConfigs.load();
   const topics = new TopicManager(new TopicStore(pool, channels.topics), config, brokerConfigs);
+  const groupConfigs = new GroupConfigs(
+    {
+      consumerSessionTimeoutMs: config.groupConsumerSessionTimeoutMs,
+      consumerMinSessionTimeoutMs: config.groupConsumerMinSessionTimeoutMs,
+      consumerMaxSessionTimeoutMs: config.groupConsumerMaxSessionTimeoutMs,
+      consumerHeartbeatIntervalMs: config.groupConsumerHeartbeatIntervalMs,
+      consumerMinHeartbeatIntervalMs: config.groupConsumerMinHeartbeatIntervalMs,
+      consumerMaxHeartbeatIntervalMs: config.groupConsumerMaxHeartbeatIntervalMs,
+      consumerAssignmentIntervalMs: config.groupConsumerAssignmentIntervalMs,
+      consumerMinAssignmentIntervalMs: config.groupConsumerMinAssignmentIntervalMs,
+      consumerMaxAssignmentIntervalMs: config.groupConsumerMaxAssignmentIntervalMs,
+    },
+    brokerConfigs,
+    new GroupConfigStore(pool, channels.groupConfigs),
+    log,
+  );
+  await groupConfigs.load();
   const producerStore = new ProducerStore(pool);
   const partitionStore = new PartitionStore(pool, channels.append, channels.topics);
   const announcer = new AppendAnnouncer(pool, channels.append, log);
@@ -140,6 +163,13 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
   // Request and commit histograms, fed as the broker serves; nothing is measured when metrics are off.
   const brokerMetrics = config.metricsEnabled ? createBrokerMetrics() : null;
   if (brokerMetrics) logs.commitObserver = brokerMetrics.observeCommit;
+  const fetchSessions = new FetchSessionCache({ maxEntries: config.maxIncrementalFetchSessionCacheSlots, clock: systemClock });
+  brokerMetrics?.observeFetchSessions(() => ({
+    sessions: fetchSessions.size,
+    partitions: fetchSessions.totalPartitions,
+    evictions: fetchSessions.evictions,
+    incrementalFetches: fetchSessions.incrementalFetches,
+  }));
 
   const groups = new GroupCoordinator({
     store: new GroupStore(pool),
@@ -158,9 +188,11 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
       consumerAssignmentIntervalMs: config.groupConsumerAssignmentIntervalMs,
       consumerMigrationPolicy: config.groupConsumerMigrationPolicy,
       consumerProtocolEnabled: config.groupCoordinatorRebalanceProtocols.split(',').includes('consumer'),
+      consumerRegexRefreshIntervalMs: config.groupConsumerRegexRefreshIntervalMs,
     },
     log,
     instanceId,
+    groupConfigs,
   });
   const coordinatorStore = new CoordinatorStore(pool, channels.coordinators);
   const coordination = new Coordination({
@@ -172,6 +204,16 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     log,
   });
   coordination.addOwner(groups);
+  // Partition leadership: released leadership is announced on the coordinators' channel, which every broker rebalances on.
+  const leadership = new PartitionLeadership({
+    store: new LeadershipStore(pool, channels.coordinators),
+    logs,
+    nodeId: config.nodeId,
+    instanceId,
+    livenessMs: BROKER_LIVENESS_MS,
+    log,
+  });
+  // Transactional ids share the groups' slots: their leases, their failover.
   const transactions = new TransactionCoordinator({
     store: new TransactionStore(pool),
     producerIds: producerStore,
@@ -180,8 +222,9 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     log,
     clock: systemClock,
     transactionalIdExpirationMs: config.transactionalIdExpirationMs,
+    leaseHeld: (transactionalId) => coordination.owns(transactionalId),
   });
-  await transactions.load();
+  coordination.addOwner(transactions);
 
   const authorizer = new Authorizer(
     config.authorizerEnabled,
@@ -193,19 +236,25 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
 
   // Producing from SQL: appends the outbox's committed records (docs/sql.md).
   const outboxRelay = new OutboxRelay({ store: new OutboxStore(pool), logs, topics, clock: systemClock, log });
-  const notifications = new Notifications(connection, [channels.append, channels.topics, channels.acls, channels.coordinators, channels.brokerConfigs, channels.outbox], log);
+  /** Set once this broker is registered: it takes partitions only then (its leases are its registration). */
+  let joined = false;
+  const notifications = new Notifications(connection, [channels.append, channels.topics, channels.acls, channels.coordinators, channels.brokerConfigs, channels.groupConfigs, channels.outbox], log);
   notifications.on('notification', (channel: string, payload: string) => {
     if (channel === channels.append) logs.onAppendNotification(payload);
-    else if (channel === channels.topics) topics.invalidate(payload);
-    else if (channel === channels.acls) authorizer.reload();
+    else if (channel === channels.topics) {
+      topics.invalidate(payload);
+      rebalanceLeadership();
+    } else if (channel === channels.acls) authorizer.reload();
     else if (channel === channels.coordinators) rebalanceCoordinators();
     else if (channel === channels.brokerConfigs) brokerConfigs.reload();
+    else if (channel === channels.groupConfigs) groupConfigs.reload();
     else if (channel === channels.outbox) outboxRelay.notified(payload);
   });
   notifications.on('resync', () => {
     topics.invalidate();
     authorizer.reload();
     brokerConfigs.reload();
+    groupConfigs.reload();
     rebalanceCoordinators();
     logs.resync().catch((err: Error) => log.warn({ err: err.message }, 'resync failed'));
     outboxRelay.sweep();
@@ -251,7 +300,12 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     readLive()
       .then((brokers) => coordination.rebalance(brokers))
       .catch((err: Error) => log.warn({ err: err.message }, 'coordinator rebalance failed'));
+    rebalanceLeadership();
   };
+  /** Partitions appeared or went, a broker joined, left or handed partitions over: take or give partitions now. */
+  function rebalanceLeadership(): void {
+    if (joined) leadership.rebalance().catch(() => {});
+  }
   /** A broker's endpoint on a listener: its registered one, or (registered before listeners existed) its only one. */
   const onListener = (b: BrokerRow, listener: string): BrokerRow | null => {
     if (!b.listeners) return b;
@@ -273,9 +327,12 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     users,
     authorizer,
     brokerConfigs,
+    groupConfigs,
     coordination,
+    leadership,
     topics,
     logs,
+    fetchSessions,
     groups,
     transactions,
     log,
@@ -340,6 +397,11 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     throw new DuplicateNodeIdError(config.nodeId, holder ?? { instanceId: 'unknown', host: '?', port: 0, startedAt: new Date() });
   }
   await readLive();
+  // Its share of the partitions, before the others are told it joined (they hand theirs over then).
+  joined = true;
+  started.push(() => leadership.stop());
+  await leadership.rebalance();
+  leadership.start();
   await coordinatorStore.announce();
   database.announce(port);
   /** A heartbeat that finds the node id registered by another instance (this one lapsed, say through a long pause): registered again if that one lapsed too, else logged. */
@@ -356,7 +418,7 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
       .heartbeat(config.nodeId, instanceId)
       .then((registered) => (registered ? undefined : reRegister()))
       .then(readLive)
-      .then((brokers) => coordination.rebalance(brokers))
+      .then((brokers) => Promise.all([coordination.rebalance(brokers), leadership.rebalance()]))
       .catch((err: Error) => log.warn({ err: err.message, code: LogCode.HEARTBEAT_FAILED }, 'broker heartbeat failed'));
   }, BROKER_HEARTBEAT_MS);
   heartbeat.unref();
@@ -376,7 +438,15 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
   // dx-embedded: /ready — the Kafka listener accepts (it is bound until shutdown begins) and PostgreSQL answers.
   const readiness = async () => (context.shuttingDown ? 'shutting down' : databaseUnreachable(pool, READY_DATABASE_TIMEOUT_MS));
   const metrics = config.metricsEnabled
-    ? await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, lagStore: new LagStore(pool), log, registry: brokerMetrics?.registry, readiness })
+    ? await startMetricsServer({
+        host: config.metricsHost,
+        port: config.metricsPort,
+        lagStore: new LagStore(pool),
+        log,
+        registry: brokerMetrics?.registry,
+        readiness,
+        leaderOf: (topicId, partition) => leadership.leaderOf(topicId, partition).nodeId,
+      })
     : null;
   log.info({ port, listeners: ports, metricsPort: metrics?.port, nodeId: config.nodeId, clusterId, database: database.kind, schema: config.schema }, 'pgkafka broker listening');
 
@@ -390,6 +460,7 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
       logs.wakeAll();
       await server.close(config.shutdownTimeoutMs);
       await coordination.stop();
+      await leadership.stop();
       groups.shutdown();
       transactions.shutdown();
       await cleaner.stop();

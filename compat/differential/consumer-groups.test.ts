@@ -2,20 +2,27 @@
 // ConsumerGroupHeartbeat and ConsumerGroupDescribe requests to a real Apache
 // Kafka and to pgkafka: malformed requests, a first member's join, a second
 // member's (revoke before assign), fencing errors, static instance ids, the
-// group in ListGroups, DescribeGroups and OffsetCommit, and leaving; and a
+// group in ListGroups, DescribeGroups and OffsetCommit, and leaving; a
 // group migrating online between the protocols (the default
 // group.consumer.migration.policy, bidirectional): a classic group upgraded as
 // a consumer-protocol member joins, its classic member rejoining, syncing and
 // committing inside the consumer group, and the downgrade when the
-// consumer-protocol member leaves.
+// consumer-protocol member leaves; regular-expression subscriptions (an
+// invalid pattern, resolution off the heartbeat, a topic created later picked
+// up); and group configs (config resource type GROUP: describe, alter,
+// validation, used by the group).
 import { describe, it } from 'vitest';
 import {
+  AlterConfigsApi,
   ConsumerGroupDescribeApi,
   ConsumerGroupHeartbeatApi,
+  DescribeConfigsApi,
   DescribeGroupsApi,
   HeartbeatApi,
+  IncrementalAlterConfigsApi,
   JoinGroupApi,
   ListGroupsApi,
+  MetadataApi,
   OffsetCommitApi,
   OffsetFetchApi,
   SyncGroupApi,
@@ -25,6 +32,7 @@ import { assignmentBytes } from '../../src/coordinator/consumer-protocol.js';
 import { subscription } from '../../test/support/consumer-protocol.js';
 import type { RawClient } from '../../test/support/raw-client.js';
 import { awaitCoordinator, createTopics, expectSame, onBoth, usePair } from '../support/differential.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 // Both compute a new target assignment on the heartbeat that bumps the epoch (assignment interval 0;
 // Kafka 4.3 may otherwise compute it off its request thread), so answers compare heartbeat by heartbeat.
@@ -212,6 +220,118 @@ describe('differential: KIP-848 consumer groups', () => {
         a3,
         aSynced3,
         end: { listed: await listed(), fetched: await c.request(OffsetFetchApi, 7, { groupId: 'mig-one', topics: null, requireStable: false }) },
+      };
+    });
+    expectSame(outcome);
+  }, 120_000);
+
+  it('regular-expression subscriptions: an invalid pattern, no topics until resolved, then the matching ones, and a topic created later', async () => {
+    const outcome = await onBoth(pair(), async (connect) => {
+      const c = await connect();
+      const created = await createTopics(c, [
+        { name: 'rx-one', numPartitions: 2 },
+        { name: 'rx-other', numPartitions: 1 },
+      ]);
+      const names = new Map(created.topics.map((t) => [t.topicId, t.name]));
+      await awaitCoordinator(c, ['cg-regex', 'cg-regex-bad']);
+      // As the Java client subscribes with a Pattern: no names, the pattern.
+      const regexJoin = (groupId: string, memberId: string, regex: string) => join(c, groupId, memberId, { subscribedTopicNames: null, subscribedTopicRegex: regex });
+      const bad = await regexJoin('cg-regex-bad', 'rx-bad', 'rx-(');
+      const first = await regexJoin('cg-regex', 'rx-member', 'rx-(one|two)');
+      let epoch = first.memberEpoch;
+      let owned: { topicId: string; partitions: number[] }[] = [];
+      const byName = (a: { topicPartitions: { topicId: string; partitions: number[] }[] } | null) =>
+        a && Object.fromEntries(a.topicPartitions.map((tp) => [names.get(tp.topicId) ?? 'unknown', [...tp.partitions].sort()]));
+      /** Heartbeats as a member does (every 500 ms) until the assignment names the topics; the last answer, topics by name. */
+      const beatUntil = async (topics: string[]) => {
+        const deadline = Date.now() + 40_000;
+        for (;;) {
+          const r = await heartbeat(c, { groupId: 'cg-regex', memberId: 'rx-member', memberEpoch: epoch, topicPartitions: owned });
+          epoch = r.memberEpoch;
+          if (r.assignment) owned = r.assignment.topicPartitions;
+          const assigned = Object.keys(byName({ topicPartitions: owned }) ?? {}).sort();
+          if (JSON.stringify(assigned) === JSON.stringify(topics) || Date.now() > deadline) return { ...r, assignment: byName(r.assignment) };
+          await sleep(500);
+        }
+      };
+      const resolved = await beatUntil(['rx-one']);
+      for (const t of (await createTopics(c, [{ name: 'rx-two', numPartitions: 1 }])).topics) names.set(t.topicId, t.name);
+      const later = await beatUntil(['rx-one', 'rx-two']);
+      const described = await c.request(ConsumerGroupDescribeApi, 1, { groupIds: ['cg-regex'], includeAuthorizedOperations: false });
+      // How the Java client learns the names of the topics a broker-side pattern assigned it: by id, each with an empty name.
+      const idsOnly = await c.request(MetadataApi, 12, {
+        topics: [...names.keys()]
+          .sort((x, y) => names.get(x)!.localeCompare(names.get(y)!))
+          .concat(['00000000-0000-0000-0000-00000000abcd'])
+          .map((topicId) => ({ topicId, name: '' })),
+        allowAutoTopicCreation: false,
+        includeTopicAuthorizedOperations: false,
+      });
+      const member = described.groups[0]!.members[0]!;
+      return {
+        bad: { ...bad, message: bad.errorMessage },
+        first: { ...first, assignment: byName(first.assignment) },
+        resolved,
+        later,
+        metadataByTopicId: idsOnly.topics.map((t) => ({ name: t.name, errorCode: t.errorCode, partitions: t.partitions.length })).sort((x, y) => (x.name ?? '~').localeCompare(y.name ?? '~')),
+        described: { ...described.groups[0]!, members: [{ ...member, assignment: byName(member.assignment), targetAssignment: byName(member.targetAssignment) }] },
+      };
+    });
+    expectSame(outcome);
+  }, 120_000);
+
+  it('group configs: DescribeConfigs, IncrementalAlterConfigs and AlterConfigs on a GROUP resource, their checks, and the group using them', async () => {
+    const GROUP = 32;
+    const outcome = await onBoth(pair(), async (connect) => {
+      const c = await connect();
+      await createTopics(c, [{ name: 'conf-topic', numPartitions: 1 }]);
+      await awaitCoordinator(c, ['cg-conf']);
+      const describe = async (groupId: string, keys: string[] | null = null, version = 4) => {
+        const r = await c.request(DescribeConfigsApi, version, {
+          resources: [{ resourceType: GROUP, resourceName: groupId, configurationKeys: keys }],
+          includeSynonyms: true,
+          includeDocumentation: false,
+        });
+        return r.results.map((x) => ({ ...x, message: x.errorMessage, configs: [...x.configs].sort((a, b) => a.name.localeCompare(b.name)) }));
+      };
+      const incremental = async (groupId: string, configs: { name: string; configOperation: number; value: string | null }[], validateOnly = false) =>
+        (await c.request(IncrementalAlterConfigsApi, 1, { resources: [{ resourceType: GROUP, resourceName: groupId, configs }], validateOnly })).responses.map((x) => ({
+          ...x,
+          message: x.errorMessage,
+        }));
+      const set = (name: string, value: string | null) => ({ name, configOperation: 0, value });
+      const before = await describe('cg-conf');
+      const refused = {
+        belowMin: await incremental('cg-conf', [set('consumer.session.timeout.ms', '30000')]),
+        aboveMax: await incremental('cg-conf', [set('consumer.heartbeat.interval.ms', '20000')]),
+        unknown: await incremental('cg-conf', [set('consumer.foo', '1')]),
+        notANumber: await incremental('cg-conf', [set('consumer.session.timeout.ms', 'abc')]),
+        emptyGroup: await incremental('', [set('consumer.session.timeout.ms', '50000')]),
+        append: await incremental('cg-conf', [{ name: 'consumer.session.timeout.ms', configOperation: 2, value: '50000' }]),
+        validateOnly: await incremental('cg-conf', [set('consumer.session.timeout.ms', '50000')], true),
+      };
+      const altered = await incremental('cg-conf', [set('consumer.session.timeout.ms', '50000'), set('consumer.heartbeat.interval.ms', '6000')]);
+      const after = await describe('cg-conf');
+      const one = await describe('cg-conf', ['consumer.heartbeat.interval.ms'], 1);
+      const member = await join(c, 'cg-conf', 'conf-member', { subscribedTopicNames: ['conf-topic'] });
+      const deleted = await incremental('cg-conf', [{ name: 'consumer.heartbeat.interval.ms', configOperation: 1, value: null }]);
+      const legacy = (
+        await c.request(AlterConfigsApi, 2, { resources: [{ resourceType: GROUP, resourceName: 'cg-conf', configs: [{ name: 'consumer.assignment.interval.ms', value: '0' }] }], validateOnly: false })
+      ).responses;
+      const afterLegacy = await describe('cg-conf', ['consumer.session.timeout.ms', 'consumer.heartbeat.interval.ms', 'consumer.assignment.interval.ms']);
+      const unknownGroup = await describe('cg-never-seen', ['consumer.session.timeout.ms']);
+      return {
+        before,
+        refused,
+        altered,
+        after,
+        one,
+        member: { epoch: member.memberEpoch, heartbeatIntervalMs: member.heartbeatIntervalMs },
+        deleted,
+        legacy,
+        afterLegacy,
+        unknownGroup,
+        empty: await describe(''),
       };
     });
     expectSame(outcome);

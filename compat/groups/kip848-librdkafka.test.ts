@@ -3,12 +3,14 @@
 // (groups_driver.py). Scenarios of issue 17: members joining one at a time
 // (and the same with the classic protocol, for the pauses), a member killed
 // (its partitions move after the session timeout, uncommitted records come
-// again), a static member restarted.
+// again), a regular-expression subscription picking up a topic created
+// later, a static member restarted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestBroker, type TestBroker } from '../../test/support/broker.js';
 import { joinOneAtATime, staticRestartConsumerProtocol } from './kip848-scenarios.js';
 import { killMidBatch, type MemberEnv } from './member-scenarios.js';
 import { kit, pyConsumerProtocolMember, pyVenvClassicMember, type Kit } from './support.js';
+import { runVenvScript } from '../support/python.js';
 
 let broker: TestBroker;
 let k: Kit;
@@ -43,6 +45,15 @@ describe('librdkafka (confluent-kafka-python 2.16.1) with group.protocol=consume
   }, 150_000);
 
   it('2 a member killed mid-batch: its partitions move after the session timeout, records after its last commit come again', () => killMidBatch(env), 60_000);
+
+  it('3 a ^ pattern (sent to the broker as SubscribedTopicRegex) picks up a matching topic created later', async () => {
+    const run = await runVenvScript('kip848_regex.py', [broker.bootstrap], 150_000);
+    const out = JSON.parse(run.stdout.toString('utf8')) as { read: Record<string, string>; laterAfterMs: number; errors?: string[] };
+    expect(out.errors).toBeUndefined();
+    expect(out.read).toEqual({ 'lr-rx-orders': 'first', 'lr-rx-payments': 'later' });
+    // The figure: the broker resolves a group's patterns at most every 10 s.
+    console.log(`librdkafka ^ pattern: the new topic's record read ${out.laterAfterMs} ms after its creation`);
+  }, 160_000);
 
   it(
     '4 a static member restarted gets its partitions back, with no epoch change for the others',

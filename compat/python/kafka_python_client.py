@@ -50,10 +50,15 @@ def delete(req):
     return {"errors": [[name, code] for name, code in res.topic_error_codes]}
 
 
+def old_api(req):
+    # api_version [0, 9] or [0, 10]: the client's Kafka 0.9 / 0.10 requests, magic 0 / 1 message sets.
+    return {"api_version": tuple(req["api_version"])} if req.get("api_version") else {}
+
+
 def produce(req):
     codec = req.get("codec")
     p = KafkaProducer(bootstrap_servers=req["bootstrap"], acks="all", compression_type=None if codec in (None, "none") else codec,
-                      linger_ms=50, client_id="compat-kafka-python")
+                      linger_ms=50, client_id="compat-kafka-python", **old_api(req))
     futures = [p.send(req["topic"], key=unb64(r["key"]), value=unb64(r["value"]), partition=r["partition"],
                       headers=[(k, unb64(v)) for k, v in r["headers"]]) for r in req["records"]]
     p.flush(timeout=20)
@@ -79,7 +84,7 @@ def consume(req):
     warnings = Collect()
     logging.getLogger("kafka").addHandler(warnings)
     c = KafkaConsumer(bootstrap_servers=req["bootstrap"], enable_auto_commit=False, consumer_timeout_ms=req.get("idle_ms", 2000),
-                      client_id="compat-kafka-python")
+                      client_id="compat-kafka-python", **old_api(req))
     tps = [TopicPartition(req["topic"], p) for p in req["partitions"]]
     c.assign(tps)
     ends = c.end_offsets(tps)

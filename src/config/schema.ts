@@ -3,6 +3,7 @@
 // message that names the option and its environment variable.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { parseDatabaseUrl, type DatabaseHost } from './database-url.js';
 import { listenersError, parseListeners, SASL_MECHANISMS } from './listeners.js';
 
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')]);
@@ -53,19 +54,29 @@ const saslMechanisms = z
   )
   .refine((v) => v !== '' && v.split(',').every((m) => (SASL_MECHANISMS as readonly string[]).includes(m)), `a comma-separated list of ${SASL_MECHANISMS.join(', ')}`);
 
-/** A PostgreSQL URL: anything else would reach the driver as a host name (`getaddrinfo ENOTFOUND`). */
+/** A PostgreSQL URL (one host, or several with target_session_attrs): anything else would reach the driver as a host name (`getaddrinfo ENOTFOUND`). */
+const URL_EXPECTED = 'a URL postgresql://user:password@host:5432/database (unset it to use the embedded PostgreSQL)';
 const databaseUrl = z
   .string()
   .min(1)
-  .refine((v) => {
-    if (!/^postgres(ql)?:\/\//.test(v)) return false;
+  .superRefine((v, ctx) => {
+    if (!/^postgres(ql)?:\/\//.test(v)) return ctx.addIssue({ code: 'custom', message: URL_EXPECTED });
+    let hosts: DatabaseHost[];
     try {
-      const url = new URL(v);
-      return url.hostname !== '' || url.searchParams.has('host');
-    } catch {
-      return false;
+      hosts = parseDatabaseUrl(v).hosts;
+    } catch (err) {
+      return ctx.addIssue({ code: 'custom', message: (err as Error).message });
     }
-  }, 'a URL postgresql://user:password@host:5432/database (unset it to use the embedded PostgreSQL)');
+    const valid = hosts.every(({ url }) => {
+      try {
+        const parsed = new URL(url);
+        return parsed.hostname !== '' || parsed.searchParams.has('host');
+      } catch {
+        return false;
+      }
+    });
+    if (!valid) ctx.addIssue({ code: 'custom', message: URL_EXPECTED });
+  });
 
 /** Each option: its schema, its environment variable, its default and what it does (the README table is built from this). */
 export const options = {
@@ -74,7 +85,12 @@ export const options = {
   advertisedHost: { env: 'PGKAFKA_ADVERTISED_HOST', schema: z.string().min(1), default: 'localhost', doc: 'Host name clients are told to connect to in Metadata.' },
   advertisedPort: { env: 'PGKAFKA_ADVERTISED_PORT', schema: int(0, 65535), default: 0, doc: 'Port clients are told to connect to; 0 means the listening port.' },
   nodeId: { env: 'PGKAFKA_NODE_ID', schema: int(0, 2147483647), default: 1, doc: "This broker's node id (Kafka's `node.id`)." },
-  databaseUrl: { env: 'DATABASE_URL', schema: databaseUrl.optional(), default: undefined, doc: 'PostgreSQL connection string. Unset: start an embedded PostgreSQL in `dataDir`.' },
+  databaseUrl: {
+    env: 'DATABASE_URL',
+    schema: databaseUrl.optional(),
+    default: undefined,
+    doc: 'PostgreSQL connection string; several hosts (`h1:5432,h2:5432`) with `target_session_attrs=read-write` for a primary and its standbys. Unset: start an embedded PostgreSQL in `dataDir`.',
+  },
   schema: { env: 'PGKAFKA_SCHEMA', schema: z.string().regex(/^[a-z_][a-z0-9_]*$/, 'a lower-case SQL identifier'), default: 'pgkafka', doc: 'PostgreSQL schema that holds all pgkafka tables.' },
   dataDir: { env: 'PGKAFKA_DATA_DIR', schema: z.string().min(1), default: '.pgkafka-data', doc: 'Directory of the embedded PostgreSQL (used only without `DATABASE_URL`).' },
   // dx-embedded: the embedded PostgreSQL's port, start-up time-out, log format.
@@ -167,6 +183,12 @@ export const options = {
     default: 16777216,
     doc: 'Bytes of pipelined Produce requests of one connection outstanding at once (bounds its memory).',
   },
+  maxIncrementalFetchSessionCacheSlots: {
+    env: 'PGKAFKA_MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS',
+    schema: int(0, 2147483647),
+    default: 1000,
+    doc: "Most incremental fetch sessions (KIP-227) the broker keeps at once; 0 serves every fetch in full (Kafka's `max.incremental.fetch.session.cache.slots`).",
+  },
   fetchMaxWaitMsCap: { env: 'PGKAFKA_FETCH_MAX_WAIT_MS_CAP', schema: int(0), default: 30000, doc: 'Upper bound on a Fetch long-poll, whatever the client asks.' },
   shutdownTimeoutMs: { env: 'PGKAFKA_SHUTDOWN_TIMEOUT_MS', schema: int(0), default: 10000, doc: 'How long graceful shutdown waits for in-flight requests.' },
   metricsPort: { env: 'PGKAFKA_METRICS_PORT', schema: int(0, 65535), default: 9308, doc: 'Port of the Prometheus `/metrics` HTTP endpoint (0 picks a free port).' },
@@ -245,6 +267,12 @@ export const options = {
     schema: int(0, 2147483647),
     default: 15000,
     doc: "Largest consumer-protocol assignment interval (Kafka's `group.consumer.max.assignment.interval.ms`).",
+  },
+  groupConsumerRegexRefreshIntervalMs: {
+    env: 'PGKAFKA_GROUP_CONSUMER_REGEX_REFRESH_INTERVAL_MS',
+    schema: int(10000, 2147483647),
+    default: 600000,
+    doc: "Longest time a consumer-protocol group's regular-expression subscriptions go without being resolved again, for topics whose ACLs changed (Kafka's `group.consumer.regex.refresh.interval.ms`); created and deleted topics are picked up sooner, at most every 10 s.",
   },
   groupConsumerMaxSize: {
     env: 'PGKAFKA_GROUP_CONSUMER_MAX_SIZE',

@@ -27,6 +27,7 @@ import {
   type OwnedPartitions,
   type PartitionEpochs,
 } from './consumer-group-member.js';
+import { GroupRegularExpressions } from './consumer-group-regex.js';
 import type { DescribedGroup, Group, ListedGroup, OffsetCommitter } from './group.js';
 import type { PersistGroup, GroupLog } from './classic-group.js';
 
@@ -58,6 +59,8 @@ export interface ConsumerHeartbeat {
   clientHost: string;
   /** A classic member's JoinGroup, served by this group (consumer-group-classic.ts); absent for ConsumerGroupHeartbeat. */
   classic?: ClassicMemberMetadata;
+  /** Of these topics, those the member may describe (its regular expression resolves to no others); all when absent. */
+  describableTopics?: (names: string[]) => Set<string>;
 }
 
 export interface ConsumerHeartbeatResult {
@@ -124,6 +127,12 @@ export class ConsumerGroup implements Group {
   private readonly targetAssignment = new Map<string, TopicPartitions>();
   /** Topic id → partition → epoch of the member holding it (assigned or pending revocation). */
   private readonly partitionEpochs = new Map<string, Map<number, number>>();
+  /** The members' regular-expression subscriptions and what they resolved to (consumer-group-regex.ts). */
+  readonly regexes = new GroupRegularExpressions((regex) => {
+    let n = 0;
+    for (const m of this.members.values()) if (m.subscribedTopicRegex === regex) n++;
+    return n;
+  });
   /** Subscribed topic name → id and partition count, as of the last group epoch. */
   subscriptionMetadata = new Map<string, { topicId: string; partitionCount: number }>();
   private readonly sessionTimers = new Map<string, Timer>();
@@ -223,11 +232,43 @@ export class ConsumerGroup implements Group {
     return best;
   }
 
-  /** The topic names the members subscribe to. */
+  /** The topic names the members subscribe to, by name or through a resolved regular expression. */
   subscribedTopicNames(): Set<string> {
     const names = new Set<string>();
-    for (const m of this.members.values()) for (const n of m.subscribedTopicNames) names.add(n);
+    for (const m of this.members.values()) {
+      for (const n of m.subscribedTopicNames) names.add(n);
+      for (const n of this.regexes.topicsOf(m.subscribedTopicRegex)) names.add(n);
+    }
     return names;
+  }
+
+  /** The regular expressions the members subscribe with. */
+  subscribedRegularExpressions(): Set<string> {
+    const regexes = new Set<string>();
+    for (const m of this.members.values()) if (m.subscribedTopicRegex) regexes.add(m.subscribedTopicRegex);
+    return regexes;
+  }
+
+  /**
+   * A resolution of the group's regular expressions landed (Kafka's
+   * handleRegularExpressionsResult): the group epoch is bumped when a
+   * pattern's topics or the subscribed topics' metadata changed, so the next
+   * heartbeat computes a new target assignment. True when it was.
+   */
+  applyResolvedRegularExpressions(results: Parameters<GroupRegularExpressions['apply']>[0], image: TopicImage): boolean {
+    if (this.dead) return false;
+    let bump = this.regexes.apply(results);
+    const metadata = this.resolveSubscriptions(image);
+    if (!sameMetadata(metadata, this.subscriptionMetadata)) {
+      this.subscriptionMetadata = metadata;
+      bump = true;
+    }
+    if (bump) {
+      this.groupEpoch += 1;
+      this.log.info({ group: this.groupId, groupEpoch: this.groupEpoch, regexes: [...results.keys()] }, 'bumped the consumer group epoch: regular expressions resolved to other topics');
+      this.noteState();
+    }
+    return bump;
   }
 
   // ---- membership bookkeeping ---------------------------------------------
@@ -386,7 +427,10 @@ export class ConsumerGroup implements Group {
       clientHost: req.clientHost,
       classic: req.classic ?? null,
     };
-    const subscriptionChanged = !sameNames(member.subscribedTopicNames, updated.subscribedTopicNames) || member.subscribedTopicRegex !== updated.subscribedTopicRegex;
+    const namesChanged = !sameNames(member.subscribedTopicNames, updated.subscribedTopicNames);
+    const regex = this.regexes.memberChanges(member.subscribedTopicRegex, updated.subscribedTopicRegex);
+    if (regex.invalid !== null) throw new GroupEventError(ErrorCode.INVALID_REGULAR_EXPRESSION, regex.invalid);
+    const subscriptionChanged = namesChanged || regex.update !== 'none';
     const assignorBefore = this.preferredServerAssignor();
     // The member as the group will hold it, for the subscription and assignor counts.
     const previousSelf = this.members.get(updated.memberId);
@@ -394,7 +438,8 @@ export class ConsumerGroup implements Group {
     if (updated.instanceId !== null) this.staticMembers.set(updated.instanceId, updated.memberId);
     const assignorChanged = !isNew && assignorBefore !== this.preferredServerAssignor();
 
-    let bump = subscriptionChanged || assignorChanged || (isNew && member.subscribedTopicNames.length > 0);
+    // A new pattern bumps the epoch once it is resolved (off the heartbeat), not now.
+    let bump = namesChanged || regex.update === 'updated_and_resolved' || assignorChanged || (isNew && member.subscribedTopicNames.length > 0);
     const metadata = this.resolveSubscriptions(image);
     if (!sameMetadata(metadata, this.subscriptionMetadata)) {
       this.subscriptionMetadata = metadata;
@@ -448,7 +493,7 @@ export class ConsumerGroup implements Group {
 
   private topicIdsOf(member: ConsumerGroupMember): Set<string> {
     const ids = new Set<string>();
-    for (const name of member.subscribedTopicNames) {
+    for (const name of [...member.subscribedTopicNames, ...this.regexes.topicsOf(member.subscribedTopicRegex)]) {
       const topic = this.subscriptionMetadata.get(name);
       if (topic) ids.add(topic.topicId);
     }
@@ -519,6 +564,7 @@ export class ConsumerGroup implements Group {
   private fence(member: ConsumerGroupMember, image: TopicImage | null): void {
     if (this.downgrade?.(this, member.memberId)) return;
     this.removeMember(member.memberId);
+    this.regexes.memberLeft(member.subscribedTopicRegex);
     if (image) this.subscriptionMetadata = this.resolveSubscriptions(image);
     else for (const name of [...this.subscriptionMetadata.keys()]) if (!this.subscribedTopicNames().has(name)) this.subscriptionMetadata.delete(name);
     this.groupEpoch += 1;
@@ -682,6 +728,9 @@ export class ConsumerGroup implements Group {
       state: this.state,
       stateSince: new Date(Date.now() - (this.clock.now() - this.stateSince)),
       subscriptionMetadata: Object.fromEntries(this.subscriptionMetadata),
+      resolvedRegularExpressions: Object.fromEntries(
+        [...this.regexes.resolved].map(([regex, r]) => [regex, { topics: [...r.topics].sort(), timestamp: Date.now() - (this.clock.now() - r.timestamp) }]),
+      ),
       members: [...this.members.values()].map((m) => ({
         memberId: m.memberId,
         instanceId: m.instanceId,
@@ -713,6 +762,10 @@ export class ConsumerGroup implements Group {
     this.assignmentEpoch = stored.assignmentEpoch;
     this.assignmentTimestamp = stored.assignmentTimestamp === 0 ? 0 : Math.max(1, this.clock.now() - (Date.now() - stored.assignmentTimestamp));
     this.subscriptionMetadata = new Map(Object.entries(stored.subscriptionMetadata));
+    // The topic list's version is this process's: a restored resolution is refreshed once topics may have changed.
+    for (const [regex, r] of Object.entries(stored.resolvedRegularExpressions)) {
+      this.regexes.resolved.set(regex, { topics: new Set(r.topics), version: -1, timestamp: this.clock.now() - (Date.now() - r.timestamp) });
+    }
     for (const m of stored.members) this.restoreMember(m, epochs);
     this.lastState = this.state;
     for (const m of this.members.values()) {

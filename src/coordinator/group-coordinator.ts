@@ -22,6 +22,8 @@ import { describeConsumerGroup } from './consumer-group-describe.js';
 import { classicHeartbeat, classicJoin, classicLeave, classicSync, downgradeEnabled, joinTopicNames, upgradeEnabled, type MigrationPolicy } from './consumer-group-classic.js';
 import { classicGroupFromConsumer, classicGroupTopicNames, consumerGroupFromClassic, upgradeRefusal } from './group-migration.js';
 import { joinError, syncError, type JoinRequest, type JoinResult, type MemberIdentity, type SyncRequest, type SyncResult } from './group-types.js';
+import { resolveRegularExpressions } from './consumer-group-regex.js';
+import type { GroupConfigs } from './group-configs.js';
 
 /** How long a group is left where it is after a rebalance completes, before its slot may be handed to another broker. */
 const SETTLE_MS = 5000;
@@ -41,6 +43,8 @@ export interface CoordinatorSettings extends GroupSettings {
   consumerMigrationPolicy: MigrationPolicy;
   /** `consumer` is among Kafka's group.coordinator.rebalance.protocols: the KIP-848 APIs are served. */
   consumerProtocolEnabled: boolean;
+  /** Kafka's group.consumer.regex.refresh.interval.ms: regular-expression subscriptions are resolved again at least this often. */
+  consumerRegexRefreshIntervalMs: number;
 }
 
 export interface CommitPartition {
@@ -80,6 +84,8 @@ export interface GroupCoordinatorOptions {
   /** This broker instance: its slot leases fence every write of group state. */
   instanceId: string;
   clock?: Clock;
+  /** Configs set per group: a consumer group's session timeout, heartbeat and assignment intervals come from them when set. */
+  groupConfigs?: GroupConfigs;
 }
 
 /** A committer of OffsetCommit or TxnOffsetCommit, as the request names it. */
@@ -101,8 +107,10 @@ export class GroupCoordinator implements SlotOwner {
   private readonly log: Logger;
   private readonly instanceId: string;
   private readonly clock: Clock;
+  private readonly groupConfigs: GroupConfigs | undefined;
 
   constructor(options: GroupCoordinatorOptions) {
+    this.groupConfigs = options.groupConfigs;
     this.store = options.store;
     this.topics = options.topics;
     this.settings = options.settings;
@@ -193,14 +201,22 @@ export class GroupCoordinator implements SlotOwner {
   }
 
   private newConsumerGroup(groupId: string): ConsumerGroup {
+    const { settings, groupConfigs } = this;
     const group = new ConsumerGroup({
       groupId,
       clock: this.clock,
+      // Read at each use: the group's configs may change while it runs (Kafka's consumerGroupSessionTimeoutMs(groupId)).
       settings: {
-        sessionTimeoutMs: this.settings.consumerSessionTimeoutMs,
-        heartbeatIntervalMs: this.settings.consumerHeartbeatIntervalMs,
-        maxSize: this.settings.consumerMaxSize,
-        assignmentIntervalMs: this.settings.consumerAssignmentIntervalMs,
+        get sessionTimeoutMs() {
+          return groupConfigs?.consumerSessionTimeoutMs(groupId) ?? settings.consumerSessionTimeoutMs;
+        },
+        get heartbeatIntervalMs() {
+          return groupConfigs?.consumerHeartbeatIntervalMs(groupId) ?? settings.consumerHeartbeatIntervalMs;
+        },
+        maxSize: settings.consumerMaxSize,
+        get assignmentIntervalMs() {
+          return groupConfigs?.consumerAssignmentIntervalMs(groupId) ?? settings.consumerAssignmentIntervalMs;
+        },
       },
       persist: (g) => this.persist(g),
       log: this.log,
@@ -280,7 +296,7 @@ export class GroupCoordinator implements SlotOwner {
    */
   async joinGroup(groupId: string, req: JoinRequest): Promise<JoinResult> {
     if (this.get(groupId) instanceof ConsumerGroup) {
-      const served = await this.consumerGroupEvent(groupId, async () => {
+      const served = await this.serially(groupId, async () => {
         const group = this.get(groupId);
         if (!(group instanceof ConsumerGroup) || group.isEmpty()) return null;
         const image = await this.topicImage([...group.subscribedTopicNames(), ...joinTopicNames(req)]);
@@ -326,7 +342,7 @@ export class GroupCoordinator implements SlotOwner {
     const group = this.get(groupId);
     if (group instanceof ClassicGroup) return group.leave(members);
     if (!(group instanceof ConsumerGroup)) return null;
-    return this.consumerGroupEvent(groupId, async () => {
+    return this.serially(groupId, async () => {
       const current = this.get(groupId);
       if (!(current instanceof ConsumerGroup)) return current instanceof ClassicGroup ? current.leave(members) : null;
       const image = await this.topicImage(current.subscribedTopicNames());
@@ -334,17 +350,6 @@ export class GroupCoordinator implements SlotOwner {
       if (errors.some((e) => e === ErrorCode.NONE)) await this.persistCurrent(groupId, current).catch(() => {});
       return errors;
     });
-  }
-
-  /** Events of one consumer group (heartbeats and classic members' joins and leaves) are applied one at a time, topic look-ups included. */
-  private consumerGroupEvent<T>(groupId: string, apply: () => Promise<T>): Promise<T> {
-    const previous = this.heartbeatChains.get(groupId) ?? Promise.resolve();
-    const applied = previous.catch(() => {}).then(apply);
-    this.heartbeatChains.set(groupId, applied);
-    void applied.finally(() => {
-      if (this.heartbeatChains.get(groupId) === applied) this.heartbeatChains.delete(groupId);
-    });
-    return applied;
   }
 
   /** Stores the group now served under the id: the one given, or the group that replaced it in an online migration. */
@@ -366,7 +371,7 @@ export class GroupCoordinator implements SlotOwner {
    * the group is stored.
    */
   consumerGroupHeartbeat(groupId: string, req: ConsumerHeartbeat): Promise<ConsumerHeartbeatResult> {
-    return this.consumerGroupEvent(groupId, () => this.applyHeartbeat(groupId, req)).then(async ({ group, result }) => {
+    return this.serially(groupId, () => this.applyHeartbeat(groupId, req)).then(async ({ group, result }) => {
       if (!group || result.errorCode !== 0) return result;
       try {
         await this.persistCurrent(groupId, group);
@@ -375,6 +380,51 @@ export class GroupCoordinator implements SlotOwner {
       }
       return result;
     });
+  }
+
+  /** Runs a consumer group's event after the events before it (heartbeats, classic members' joins and leaves, resolved regular expressions), topic look-ups included. */
+  private serially<T>(groupId: string, event: () => Promise<T>): Promise<T> {
+    const previous = this.heartbeatChains.get(groupId) ?? Promise.resolve();
+    const applied = previous.catch(() => {}).then(event);
+    this.heartbeatChains.set(groupId, applied);
+    void applied.finally(() => {
+      if (this.heartbeatChains.get(groupId) === applied) this.heartbeatChains.delete(groupId);
+    });
+    return applied;
+  }
+
+  /**
+   * Kafka's maybeUpdateRegularExpressions, after a heartbeat: when the
+   * group's patterns are due, they are resolved off the heartbeat against
+   * every topic, keeping the topics this heartbeat's member may describe,
+   * and the result is applied as the group's next event.
+   */
+  private maybeResolveRegularExpressions(group: ConsumerGroup, describable: (names: string[]) => Set<string>): void {
+    const due = group.regexes.due(group.subscribedRegularExpressions(), this.clock.now(), this.topics.version, this.settings.consumerRegexRefreshIntervalMs);
+    if (!due) return;
+    group.regexes.startRefresh();
+    const version = this.topics.version;
+    const started = this.clock.now();
+    void this.topics
+      .list()
+      .then((topics) => {
+        const results = resolveRegularExpressions(
+          due,
+          topics.map((t) => t.name),
+          describable,
+          version,
+          started,
+        );
+        this.log.info({ group: group.groupId, topics: topics.length, regexes: due }, 'resolved the regular expressions of a consumer group');
+        return this.serially(group.groupId, async () => {
+          const image = await this.topicImage([...group.subscribedTopicNames(), ...[...results.values()].flatMap((r) => [...r.topics])]);
+          if (this.get(group.groupId) !== group) return;
+          group.applyResolvedRegularExpressions(results, image);
+          await this.persist(group);
+        });
+      })
+      .catch((err: Error) => this.log.warn({ err: err.message, group: group.groupId }, 'resolving the regular expressions of a consumer group failed'))
+      .finally(() => group.regexes.endRefresh());
   }
 
   private async applyHeartbeat(groupId: string, req: ConsumerHeartbeat): Promise<{ group: ConsumerGroup | null; result: ConsumerHeartbeatResult }> {
@@ -401,6 +451,7 @@ export class GroupCoordinator implements SlotOwner {
     const image = await this.topicImage([...group.subscribedTopicNames(), ...(req.subscribedTopicNames ?? [])]);
     if (group.isDead()) return { group: null, result: heartbeatError(ErrorCode.NOT_COORDINATOR, null) };
     const result = group.heartbeat(req, image);
+    if (result.errorCode === ErrorCode.NONE) this.maybeResolveRegularExpressions(group, req.describableTopics ?? ((names) => new Set(names)));
     // A group created for a member it then refused is not kept (what it replaced comes back).
     if (result.errorCode !== 0 && group !== existing && group.numMembers() === 0 && this.groups.get(groupId) === group) {
       if (existing) this.groups.set(groupId, existing);

@@ -91,6 +91,8 @@ export function consumerGroupFromClassic(classic: ClassicGroup, topicIdOf: (name
     stateSince: new Date(),
     // Resolved by the heartbeat that triggered the upgrade, which then bumps the group epoch.
     subscriptionMetadata: {},
+    // Classic members subscribe by topic names only.
+    resolvedRegularExpressions: {},
     members,
   };
 }

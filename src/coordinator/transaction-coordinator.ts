@@ -5,7 +5,15 @@
 // committed inside transactions, and the timer that aborts transactions open
 // longer than their timeout. Every state change is stored (PostgreSQL in the broker)
 // before it is acted on; the requests of one transactional id are applied one
-// at a time. Errors are Kafka's newest (PRODUCER_FENCED); handlers map them to
+// at a time.
+// Brokers sharing the database split the transactional ids by the coordinator
+// slots groups use (coordination.ts; Kafka's 50 partitions of
+// __transaction_state, same hash): this coordinator keeps in memory only the
+// ids of the slots it holds, loads a slot's ids when it takes the slot
+// (completing what a dead holder left prepared, as Kafka's coordinator does
+// when it loads a partition) and drops them when the slot moves on. Other
+// brokers answer NOT_COORDINATOR for them, and check produce requests and
+// transactional offset commits against the stored state. Errors are Kafka's newest (PRODUCER_FENCED); handlers map them to
 // what older request versions expect.
 import type { Logger } from '../observability/logger.js';
 import { ErrorCode } from '../protocol/errors.js';
@@ -13,6 +21,7 @@ import type { TopicManager } from '../log/topic-manager.js';
 import type { PendingTxnOffset, ProducerIdStorage, StoredTransaction, TransactionStorage, TxnPartition } from './transaction-storage.js';
 import type { TxnMarkerWriter } from './txn-markers.js';
 import { systemClock, type Clock, type Timer } from '../clock.js';
+import { COORDINATOR_SLOTS, slotOf, type SlotOwner } from './coordination.js';
 import { LogCode } from '../observability/log-codes.js';
 
 // Handlers name the offsets they hand to commitOffsets through the coordinator, not the storage layer.
@@ -39,8 +48,6 @@ export interface TxnMetadata {
   startTimeMs: number;
   partitions: Map<string, TxnPartition>;
   groups: Set<string>;
-  /** Staged TxnOffsetCommit offsets by group\0topic\0partition. */
-  offsets: Map<string, PendingTxnOffset>;
   /** When a request for this transactional id last ran (ms): idle ids expire after transactional.id.expiration.ms. */
   lastUsedMs: number;
 }
@@ -64,13 +71,29 @@ export interface TransactionCoordinatorOptions {
   timeoutCheckMs?: number;
   /** Kafka's transactional.id.expiration.ms (default 7 days). */
   transactionalIdExpirationMs?: number;
+  /** Whether this broker's lease of the id's slot is live now (Coordination.owns); always, when not given. */
+  leaseHeld?: (transactionalId: string) => boolean;
 }
 
 const partitionKey = (topicId: string, partition: number) => `${topicId}:${partition}`;
-const offsetKey = (groupId: string, topic: string, partition: number) => `${groupId}\u0000${topic}\u0000${partition}`;
+/** Produce verifications remembered at most (a full cache is emptied: each entry is one query to read again). */
+const VERIFIED_MAX = 100_000;
 
-export class TransactionCoordinator {
+/** Kafka's checks of a transactional batch against its transaction: the producer id, its epoch, an ongoing transaction the partition was added to. */
+function produceError(t: { producerId: bigint; producerEpoch: number; state: string } | null | undefined, producerId: bigint, producerEpoch: number, partitionAdded: () => boolean): number {
+  if (!t || t.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
+  if (producerEpoch < t.producerEpoch) return ErrorCode.PRODUCER_FENCED;
+  if (producerEpoch > t.producerEpoch || t.state !== 'Ongoing' || !partitionAdded()) return ErrorCode.INVALID_TXN_STATE;
+  return ErrorCode.NONE;
+}
+
+export class TransactionCoordinator implements SlotOwner {
   private readonly txns = new Map<string, TxnMetadata>();
+  /** The coordinator slots whose transactional ids are loaded here. */
+  private readonly served = new Set<number>();
+  /** Batches of transactions coordinated elsewhere found valid: transactional id, producer id, topic id and partition → epoch (see verifyStoredProduce). */
+  private readonly verified = new Map<string, number>();
+  private readonly leaseHeld: (transactionalId: string) => boolean;
   private readonly byProducerId = new Map<bigint, TxnMetadata>();
   /** The tail of each transactional id's request chain. */
   private readonly queues = new Map<string, Promise<unknown>>();
@@ -93,12 +116,28 @@ export class TransactionCoordinator {
     this.clock = options.clock ?? systemClock;
     this.timeoutCheckMs = options.timeoutCheckMs ?? DEFAULT_TIMEOUT_CHECK_MS;
     this.transactionalIdExpirationMs = options.transactionalIdExpirationMs ?? 604_800_000;
+    this.leaseHeld = options.leaseHeld ?? (() => true);
   }
 
-  /** Restores every transactional id, and completes transactions a previous process left between Prepare and Complete. */
-  async load(): Promise<void> {
-    const { transactions, offsets } = await this.store.loadAll();
+  /** Serves every slot: a coordinator alone on its storage (tests). */
+  load(): Promise<void> {
+    return this.acquire(new Set(Array.from({ length: COORDINATOR_SLOTS }, (_, slot) => slot)));
+  }
+
+  /**
+   * Takes the slots over: loads their transactional ids from storage, as
+   * Kafka's TransactionStateManager loads a partition of __transaction_state.
+   * A transaction left in PrepareCommit/PrepareAbort (its coordinator died
+   * or lost the slot mid-completion) is completed: its markers are written
+   * again (a marker for a transaction already ended on a partition changes
+   * nothing there) and its offsets applied or dropped. An Ongoing one is
+   * left to its timeout, which aborts it, or to its producer.
+   */
+  async acquire(slots: ReadonlySet<number>): Promise<void> {
+    const { transactions } = await this.store.loadAll();
+    const loaded: TxnMetadata[] = [];
     for (const t of transactions) {
+      if (!slots.has(slotOf(t.transactionalId))) continue;
       const meta: TxnMetadata = {
         transactionalId: t.transactionalId,
         producerId: t.producerId,
@@ -109,18 +148,38 @@ export class TransactionCoordinator {
         startTimeMs: t.startTime ? t.startTime.getTime() : -1,
         partitions: new Map(t.partitions.map((p) => [partitionKey(p.topicId, p.partition), p])),
         groups: new Set(t.groups),
-        offsets: new Map((offsets.get(t.transactionalId) ?? []).map((o) => [offsetKey(o.groupId, o.topic, o.partition), o])),
         lastUsedMs: t.updatedAt ? t.updatedAt.getTime() : this.clock.now(),
       };
       this.register(meta);
+      loaded.push(meta);
     }
-    for (const meta of this.txns.values()) {
-      if (meta.state === 'PrepareCommit' || meta.state === 'PrepareAbort') {
-        this.log.info({ transactionalId: meta.transactionalId, state: meta.state }, 'completing a transaction left in preparation');
-        await this.completePrepared(meta);
-      }
+    for (const slot of slots) this.served.add(slot);
+    for (const meta of loaded) {
+      if (meta.state !== 'PrepareCommit' && meta.state !== 'PrepareAbort') continue;
+      this.log.info({ transactionalId: meta.transactionalId, state: meta.state }, 'completing a transaction left in preparation');
+      // Queued ahead of any request for the id; a failure is retried by the timeout check.
+      this.run(meta.transactionalId, async () => {
+        if (meta.state === 'PrepareCommit' || meta.state === 'PrepareAbort') await this.completePrepared(meta);
+      }).catch((err: Error) => this.log.warn({ err: err.message, transactionalId: meta.transactionalId, code: LogCode.TXN_ABORT_FAILED }, 'completing a prepared transaction failed; retrying'));
     }
-    if (this.txns.size > 0) this.log.info({ transactionalIds: this.txns.size }, 'restored transactional ids');
+    if (loaded.length > 0) this.log.info({ transactionalIds: loaded.length, slots: slots.size }, 'loaded transactional ids');
+  }
+
+  /** The slots moved to another broker: their ids are dropped once the requests under way for them have ended; the next holder reads them from storage. */
+  async release(slots: ReadonlySet<number>): Promise<void> {
+    for (const slot of slots) this.served.delete(slot);
+    const leaving = [...this.txns.values()].filter((m) => slots.has(slotOf(m.transactionalId)));
+    await Promise.all(leaving.map((m) => this.queues.get(m.transactionalId)?.catch(() => {})));
+    for (const meta of leaving) {
+      if (this.served.has(slotOf(meta.transactionalId))) continue; // taken back meanwhile
+      this.txns.delete(meta.transactionalId);
+      if (this.byProducerId.get(meta.producerId) === meta) this.byProducerId.delete(meta.producerId);
+    }
+  }
+
+  /** Whether this broker coordinates the transactional id now: it holds the id's slot, loaded, under a live lease. */
+  serves(transactionalId: string): boolean {
+    return this.served.has(slotOf(transactionalId)) && this.leaseHeld(transactionalId);
   }
 
   start(): void {
@@ -185,7 +244,7 @@ export class TransactionCoordinator {
    * producer id and epoch (KIP-360), only the current instance may bump.
    */
   initProducerId(transactionalId: string, timeoutMs: number, expectedProducerId: bigint, expectedEpoch: number): Promise<ProducerResult> {
-    return this.run(transactionalId, async () => {
+    return this.runServed(transactionalId, this.failed(ErrorCode.NOT_COORDINATOR), async () => {
       let meta = this.txns.get(transactionalId);
       if (!meta) {
         meta = {
@@ -198,7 +257,6 @@ export class TransactionCoordinator {
           startTimeMs: -1,
           partitions: new Map(),
           groups: new Set(),
-          offsets: new Map(),
           lastUsedMs: this.clock.now(),
         };
         await this.store.save(this.snapshot(meta));
@@ -230,12 +288,17 @@ export class TransactionCoordinator {
     });
   }
 
+  /** Runs `work` in the id's queue if this broker coordinates the id when its turn comes, else answers `notServed` (NOT_COORDINATOR). */
+  private runServed<T>(transactionalId: string, notServed: T, work: () => Promise<T>): Promise<T> {
+    return this.run(transactionalId, () => (this.serves(transactionalId) ? work() : Promise.resolve(notServed)));
+  }
+
   private failed(errorCode: number): ProducerResult {
     return { errorCode, producerId: -1n, producerEpoch: -1 };
   }
 
   /** The common checks of a client's transactional request: the id's producer, its epoch, and no completion under way. */
-  private check(meta: TxnMetadata | undefined, producerId: bigint, producerEpoch: number): number {
+  private check(meta: Pick<TxnMetadata, 'producerId' | 'producerEpoch' | 'state'> | null | undefined, producerId: bigint, producerEpoch: number): number {
     if (!meta || meta.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
     if (meta.producerEpoch !== producerEpoch) return ErrorCode.PRODUCER_FENCED;
     if (meta.state === 'PrepareCommit' || meta.state === 'PrepareAbort') return ErrorCode.CONCURRENT_TRANSACTIONS;
@@ -254,29 +317,33 @@ export class TransactionCoordinator {
 
   /** Adds partitions to the producer's transaction; one error per partition, in order. verifyOnly answers whether they are in it already (KIP-890). */
   addPartitions(transactionalId: string, producerId: bigint, producerEpoch: number, partitions: { topic: string; partition: number }[], verifyOnly: boolean): Promise<number[]> {
-    return this.run(transactionalId, async () => {
-      const meta = this.txns.get(transactionalId);
-      const error = this.check(meta, producerId, producerEpoch);
-      if (error !== ErrorCode.NONE) return partitions.map(() => error);
-      const resolved: (TxnPartition | null)[] = [];
-      for (const p of partitions) {
-        const topic = await this.topics.get(p.topic);
-        resolved.push(topic && p.partition >= 0 && p.partition < topic.partitionCount ? { topicId: topic.topicId, topic: topic.name, partition: p.partition } : null);
-      }
-      if (verifyOnly) {
-        return resolved.map((r) => (r && meta!.state === 'Ongoing' && meta!.partitions.has(partitionKey(r.topicId, r.partition)) ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE));
-      }
-      // As Kafka: when some partitions are unknown, none is added and the others are OPERATION_NOT_ATTEMPTED.
-      if (resolved.some((r) => r === null)) return resolved.map((r) => (r ? ErrorCode.OPERATION_NOT_ATTEMPTED : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
-      for (const r of resolved) meta!.partitions.set(partitionKey(r!.topicId, r!.partition), r!);
-      await this.begin(meta!);
-      return resolved.map(() => ErrorCode.NONE);
-    });
+    return this.runServed(
+      transactionalId,
+      partitions.map(() => ErrorCode.NOT_COORDINATOR),
+      async () => {
+        const meta = this.txns.get(transactionalId);
+        const error = this.check(meta, producerId, producerEpoch);
+        if (error !== ErrorCode.NONE) return partitions.map(() => error);
+        const resolved: (TxnPartition | null)[] = [];
+        for (const p of partitions) {
+          const topic = await this.topics.get(p.topic);
+          resolved.push(topic && p.partition >= 0 && p.partition < topic.partitionCount ? { topicId: topic.topicId, topic: topic.name, partition: p.partition } : null);
+        }
+        if (verifyOnly) {
+          return resolved.map((r) => (r && meta!.state === 'Ongoing' && meta!.partitions.has(partitionKey(r.topicId, r.partition)) ? ErrorCode.NONE : ErrorCode.INVALID_TXN_STATE));
+        }
+        // As Kafka: when some partitions are unknown, none is added and the others are OPERATION_NOT_ATTEMPTED.
+        if (resolved.some((r) => r === null)) return resolved.map((r) => (r ? ErrorCode.OPERATION_NOT_ATTEMPTED : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+        for (const r of resolved) meta!.partitions.set(partitionKey(r!.topicId, r!.partition), r!);
+        await this.begin(meta!);
+        return resolved.map(() => ErrorCode.NONE);
+      },
+    );
   }
 
   /** AddOffsetsToTxn: the transaction will carry offsets of the group. */
   addOffsets(transactionalId: string, producerId: bigint, producerEpoch: number, groupId: string): Promise<number> {
-    return this.run(transactionalId, async () => {
+    return this.runServed(transactionalId, ErrorCode.NOT_COORDINATOR as number, async () => {
       const meta = this.txns.get(transactionalId);
       const error = this.check(meta, producerId, producerEpoch);
       if (error !== ErrorCode.NONE) return error;
@@ -292,39 +359,38 @@ export class TransactionCoordinator {
    * an empty id is INVALID_REQUEST; an unknown id or another producer id
    * INVALID_PRODUCER_ID_MAPPING; another epoch PRODUCER_FENCED; a
    * transaction completing CONCURRENT_TRANSACTIONS; a group not added to an
-   * ongoing transaction TRANSACTION_ABORTABLE.
+   * ongoing transaction TRANSACTION_ABORTABLE. The group's coordinator may
+   * be another broker than the transaction's: it then checks the stored state.
    */
-  verifyOffsetCommit(transactionalId: string, producerId: bigint, producerEpoch: number, groupId: string): number {
+  async verifyOffsetCommit(transactionalId: string, producerId: bigint, producerEpoch: number, groupId: string): Promise<number> {
     if (transactionalId === '') return ErrorCode.INVALID_REQUEST;
-    const meta = this.txns.get(transactionalId);
-    const error = this.check(meta, producerId, producerEpoch);
+    let txn: { producerId: bigint; producerEpoch: number; state: TxnState; groups: ReadonlySet<string> } | null | undefined = this.txns.get(transactionalId);
+    if (!this.serves(transactionalId)) {
+      const stored = await this.store.get(transactionalId);
+      txn = stored && { producerId: stored.producerId, producerEpoch: stored.producerEpoch, state: stored.state as TxnState, groups: new Set(stored.groups) };
+    }
+    const error = this.check(txn, producerId, producerEpoch);
     if (error !== ErrorCode.NONE) return error;
-    return meta!.state === 'Ongoing' && meta!.groups.has(groupId) ? ErrorCode.NONE : ErrorCode.TRANSACTION_ABORTABLE;
+    return txn!.state === 'Ongoing' && txn!.groups.has(groupId) ? ErrorCode.NONE : ErrorCode.TRANSACTION_ABORTABLE;
   }
 
   /**
-   * TxnOffsetCommit: stages offsets under the transaction; they become the
-   * group's committed offsets when it commits. The transaction must be
-   * ongoing with the group added (AddOffsetsToTxn). Returns a request-wide
-   * error, or NONE and the accepted offsets are staged.
+   * TxnOffsetCommit, on the group's coordinator: stages the group's offsets
+   * under the transaction; they become the group's committed offsets when it
+   * commits. Staged only while the stored transaction is ongoing with the
+   * group added (AddOffsetsToTxn), atomically with that check, whichever
+   * broker coordinates the transaction. Returns NONE, or the verification's
+   * error when the transaction moved on.
    */
-  commitOffsets(transactionalId: string, producerId: bigint, producerEpoch: number, offsets: PendingTxnOffset[]): Promise<number> {
-    return this.run(transactionalId, async () => {
-      const meta = this.txns.get(transactionalId);
-      const error = this.check(meta, producerId, producerEpoch);
-      if (error !== ErrorCode.NONE) return error;
-      if (meta!.state !== 'Ongoing' || offsets.some((o) => !meta!.groups.has(o.groupId))) return ErrorCode.INVALID_TXN_STATE;
-      await this.store.stageOffsets(transactionalId, offsets);
-      for (const o of offsets) meta!.offsets.set(offsetKey(o.groupId, o.topic, o.partition), o);
-      return ErrorCode.NONE;
-    });
+  async commitOffsets(transactionalId: string, producerId: bigint, producerEpoch: number, groupId: string, offsets: PendingTxnOffset[]): Promise<number> {
+    if (await this.store.stageOffsets({ transactionalId, producerId, producerEpoch, groupId }, offsets)) return ErrorCode.NONE;
+    const error = await this.verifyOffsetCommit(transactionalId, producerId, producerEpoch, groupId);
+    return error === ErrorCode.NONE ? ErrorCode.TRANSACTION_ABORTABLE : error;
   }
 
-  /** Partitions (topic\0partition) of the group with offsets staged by an open transaction: OffsetFetch with requireStable answers UNSTABLE_OFFSET_COMMIT for them. */
-  pendingOffsets(groupId: string): Set<string> {
-    const out = new Set<string>();
-    for (const meta of this.txns.values()) for (const o of meta.offsets.values()) if (o.groupId === groupId) out.add(`${o.topic}\u0000${o.partition}`);
-    return out;
+  /** Partitions (topic\0partition) of the group with offsets staged by a transaction not yet completed, whichever broker coordinates it: OffsetFetch with requireStable answers UNSTABLE_OFFSET_COMMIT for them. */
+  async pendingOffsets(groupId: string): Promise<Set<string>> {
+    return new Set((await this.store.pendingOffsets(groupId)).map((o) => `${o.topic}\u0000${o.partition}`));
   }
 
   // ---- Produce -----------------------------------------------------------
@@ -332,21 +398,42 @@ export class TransactionCoordinator {
   /**
    * May this transactional batch be appended to the partition? Only the
    * current epoch of the producer, into an ongoing transaction the partition
-   * was added to. Synchronous, so that a batch that passes is queued before
-   * any marker of its transaction (see endTransaction).
+   * was added to. For transactions coordinated here. Synchronous, so that a
+   * batch that passes is queued before any marker of its transaction (see
+   * endTransaction).
    */
   verifyProduce(producerId: bigint, producerEpoch: number, topicId: string, partition: number): number {
     const meta = this.byProducerId.get(producerId);
-    if (!meta || meta.producerId !== producerId) return ErrorCode.INVALID_PRODUCER_ID_MAPPING;
-    if (producerEpoch < meta.producerEpoch) return ErrorCode.PRODUCER_FENCED;
-    if (producerEpoch > meta.producerEpoch || meta.state !== 'Ongoing' || !meta.partitions.has(partitionKey(topicId, partition))) return ErrorCode.INVALID_TXN_STATE;
-    return ErrorCode.NONE;
+    return produceError(meta, producerId, producerEpoch, () => meta!.partitions.has(partitionKey(topicId, partition)));
+  }
+
+  /**
+   * The same checks for a transaction another broker coordinates, against its
+   * stored state (KIP-890 part 1's verification, which Kafka's partition
+   * leader asks the coordinator for). A batch found valid is remembered for
+   * the producer's epoch on the partition, and trusted without asking again
+   * while `openHere` says the partition's transaction index still has the
+   * producer's transaction open; once its marker is there, the next batch is
+   * checked again, so a producer whose transaction ended (or was aborted
+   * with a bumped epoch) is refused.
+   */
+  async verifyStoredProduce(transactionalId: string, producerId: bigint, producerEpoch: number, topicId: string, partition: number, openHere: boolean): Promise<number> {
+    const key = `${transactionalId}\u0000${producerId}:${topicId}:${partition}`;
+    if (openHere && this.verified.get(key) === producerEpoch) return ErrorCode.NONE;
+    const stored = await this.store.get(transactionalId);
+    const error = produceError(stored, producerId, producerEpoch, () => stored!.partitions.some((p) => p.topicId === topicId && p.partition === partition));
+    if (error !== ErrorCode.NONE) this.verified.delete(key);
+    else {
+      if (this.verified.size >= VERIFIED_MAX) this.verified.clear();
+      this.verified.set(key, producerEpoch);
+    }
+    return error;
   }
 
   // ---- EndTxn --------------------------------------------------------------
 
   endTxn(transactionalId: string, producerId: bigint, producerEpoch: number, commit: boolean): Promise<ProducerResult> {
-    return this.run(transactionalId, async () => {
+    return this.runServed(transactionalId, this.failed(ErrorCode.NOT_COORDINATOR), async () => {
       const meta = this.txns.get(transactionalId);
       const error = this.check(meta, producerId, producerEpoch);
       if (error !== ErrorCode.NONE) return this.failed(error);
@@ -399,7 +486,6 @@ export class TransactionCoordinator {
     meta.state = commit ? 'CompleteCommit' : 'CompleteAbort';
     meta.partitions.clear();
     meta.groups.clear();
-    meta.offsets.clear();
     await this.store.complete(this.snapshot(meta), commit);
   }
 
@@ -414,7 +500,7 @@ export class TransactionCoordinator {
       const idle = meta.state === 'Empty' || meta.state === 'CompleteCommit' || meta.state === 'CompleteAbort';
       if (idle && now - meta.lastUsedMs > this.transactionalIdExpirationMs && !this.queues.has(meta.transactionalId)) {
         await this.run(meta.transactionalId, async () => {
-          if (!(await this.store.expire(meta.transactionalId))) return;
+          if (!this.served.has(slotOf(meta.transactionalId)) || !(await this.store.expire(meta.transactionalId))) return;
           this.txns.delete(meta.transactionalId);
           if (this.byProducerId.get(meta.producerId) === meta) this.byProducerId.delete(meta.producerId);
           this.log.info({ transactionalId: meta.transactionalId }, 'transactional id expired');
@@ -425,6 +511,7 @@ export class TransactionCoordinator {
       const stuck = (meta.state === 'PrepareCommit' || meta.state === 'PrepareAbort') && !this.queues.has(meta.transactionalId);
       if (!expired && !stuck) continue;
       await this.run(meta.transactionalId, async () => {
+        if (!this.served.has(slotOf(meta.transactionalId))) return; // the slot moved on: its next holder times it out
         if (meta.state === 'PrepareCommit' || meta.state === 'PrepareAbort') await this.completePrepared(meta);
         else if (meta.state === 'Ongoing' && this.clock.now() - meta.startTimeMs > meta.timeoutMs) {
           await this.endTransaction(meta, false, true, `timed out after ${meta.timeoutMs} ms`);

@@ -1,28 +1,34 @@
-// Produce (key 0), v3-13, advertised from v0 (KAFKA-18659: librdkafka looks
-// for v0 before it will compress; v0-2 requests are still refused).
-// Transactional batches are appended only into the producer's ongoing
+// Produce (key 0), v0-13.
+// v0-2 may carry magic 0/1 message sets (Kafka 0.8-0.10 clients): they are
+// converted to one magic 2 batch before the topic's checks, as Kafka 3.9
+// appends them (protocol/records/legacy-convert.ts). v1: throttle time.
+// v2: log append time. Transactional batches are appended only into the producer's ongoing
 // transaction, at its current epoch, on partitions added to it.
 // v3: transactional id, magic v2 batches only, exactly one batch per
 // partition. v5: log start offset. v8: record errors naming the invalid
 // records of a refused batch, and error message (KIP-467). v9: flexible.
 // v10: current leader (tagged). v13: topic ids.
+// Only the partition's leader appends a client's batches; another broker
+// answers NOT_LEADER_OR_FOLLOWER naming the leader (v10+, KIP-951).
 // acks=1 and acks=-1 are answered after the PostgreSQL commit; acks=0 gets no
 // response at all.
 import type { Input } from '../protocol/codec/types.js';
 import { ZERO_UUID } from '../protocol/codec/types.js';
 import { ErrorCode, errorName } from '../protocol/errors.js';
 import { ProduceApi, type ProduceResponse } from '../protocol/messages/index.js';
-import { parseBatches, type ParseBatchesResult } from '../protocol/records/index.js';
+import { firstMagic, legacyToBatch, MAGIC_V2, parseBatches, type ParseBatchesResult } from '../protocol/records/index.js';
 import { applyAppendPolicy } from '../log/append-policy.js';
 import { AppendError } from '../log/log-manager.js';
 import type { IncomingBatch } from '../log/partition-log.js';
 import type { Topic } from '../log/topic-manager.js';
 import { AclOperation, ResourceType, allowed, mayCreateTopic } from './authorization.js';
+import { currentLeader, leaderEndpoints, leadsPartition } from './partition-leader.js';
 import { Deferred, defineHandler, type RequestContext } from './types.js';
 
 // A record batch's attributes are the int16 at offset 21 (after base offset, length, leader epoch, magic, CRC).
 const ATTRIBUTES_END = 23;
 const TRANSACTIONAL_BIT = 0x10;
+const MAGIC_AT = 16; // magic 0/1 message sets have no transactional bit
 
 type PartitionResponse = Input<ProduceResponse['responses'][number]['partitionResponses'][number]>;
 
@@ -72,16 +78,27 @@ async function producePartition(
   topicError: number,
   index: number,
   records: Buffer | null,
+  transactionalId: string | null,
 ): Promise<{ committed: Promise<PartitionResponse> } | PartitionResponse> {
   if (!topic) return failed(index, topicError);
   if (index < 0 || index >= topic.partitionCount) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   if (!records || records.length === 0) {
-    return failed(index, ErrorCode.INVALID_RECORD); // Kafka: "must have at least one record batch", not sent
+    // Kafka: "must have at least one record batch" from v3, not sent; below, an empty append that succeeds at offset -1.
+    return failed(index, records && ctx.apiVersion < 3 ? ErrorCode.NONE : ErrorCode.INVALID_RECORD);
   }
   const log = await ctx.broker.logs.partition(topic.topicId, index);
   if (!log) return failed(index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
-  // Kafka's checks for client appends, in Kafka's order: one magic v2 batch, size, CRC-32C, offsets and counts.
+  const notLeader = (): PartitionResponse => ({ ...failed(index, ErrorCode.NOT_LEADER_OR_FOLLOWER), currentLeader: currentLeader(ctx, topic.topicId, index) });
+  if (!(await leadsPartition(ctx, topic, index))) return notLeader();
   const config = ctx.broker.topics.topicConfig(topic);
+  // Produce v0-2: a magic 0/1 message set becomes one magic 2 batch (Kafka 3.9's LogValidator conversion).
+  if (ctx.apiVersion < 3 && firstMagic(records) < MAGIC_V2) {
+    const legacy = legacyToBatch(records, { maxMessageBytes: config.maxMessageBytes });
+    if (legacy.error) return refusedBatch(index, { batches: [], ...legacy }, log.logStartOffset);
+    if (!legacy.batch) return failed(index, ErrorCode.NONE); // no complete message: Kafka appends nothing
+    records = legacy.batch;
+  }
+  // Kafka's checks for client appends, in Kafka's order: one magic v2 batch, size, CRC-32C, offsets and counts.
   const parsed = parseBatches(records, { mode: 'produce', produceVersion: ctx.apiVersion, maxBatchBytes: config.maxMessageBytes, verifyCrc: true });
   if (parsed.error) return refusedBatch(index, parsed, log.logStartOffset);
   const batches: IncomingBatch[] = [];
@@ -100,12 +117,19 @@ async function producePartition(
     batches.push(outcome.batch);
     logAppendTimeMs = outcome.logAppendTimeMs;
   }
-  // Checked right before the batches are queued (no await between): a batch that passes precedes its transaction's marker.
+  // Checked right before the batches are queued (no await between when the transaction is coordinated here): a batch that passes precedes its transaction's marker.
+  // A transaction another broker coordinates is checked against its stored state (KIP-890 part 1's verification).
+  const { transactions } = ctx.broker;
   for (const { header } of batches) {
     if (!header.isTransactional) continue;
-    const txnError = ctx.broker.transactions.verifyProduce(header.producerId, header.producerEpoch, topic.topicId, index);
+    const txnError =
+      transactionalId !== null && !transactions.serves(transactionalId)
+        ? await transactions.verifyStoredProduce(transactionalId, header.producerId, header.producerEpoch, topic.topicId, index, log.hasOpenTxn(header.producerId))
+        : transactions.verifyProduce(header.producerId, header.producerEpoch, topic.topicId, index);
     if (txnError !== ErrorCode.NONE) return failed(index, produceTxnError(txnError, ctx.apiVersion));
   }
+  // Checked again with no await before the queueing: an append queued by a leader precedes its hand-over (which waits for the appends queued).
+  if (!ctx.broker.leadership.leads(topic.topicId, index)) return notLeader();
   const committed = ctx.broker.logs.append(log, batches).then(
     (result): PartitionResponse => ({ index, errorCode: ErrorCode.NONE, baseOffset: result.baseOffset, logAppendTimeMs, logStartOffset: result.logStartOffset }),
     (err: unknown): PartitionResponse => {
@@ -126,15 +150,16 @@ function hasTransactionalRecords(request: { topicData: { partitionData: { record
   return request.topicData.some((t) =>
     t.partitionData.some((p) => {
       const records = p.records as Buffer | null;
-      return records !== null && records.length >= ATTRIBUTES_END && (records.readInt16BE(ATTRIBUTES_END - 2) & TRANSACTIONAL_BIT) !== 0;
+      return records !== null && records.length >= ATTRIBUTES_END && records[MAGIC_AT] === MAGIC_V2 && (records.readInt16BE(ATTRIBUTES_END - 2) & TRANSACTIONAL_BIT) !== 0;
     }),
   );
 }
 
 export default defineHandler({
   codec: ProduceApi,
-  minVersion: 3,
+  minVersion: 0,
   maxVersion: 13,
+  // Still advertised from v0 under PGKAFKA_KAFKA4_VERSIONS_ONLY, as Kafka 4 does (KAFKA-18659: librdkafka looks for v0 before it will compress).
   advertisedMinVersion: 0,
   async handle(ctx, request) {
     const acks = request.acks;
@@ -177,7 +202,7 @@ export default defineHandler({
         topicError = outcome.errorCode;
       }
       const partitions = [];
-      for (const p of topicData.partitionData) partitions.push(await producePartition(ctx, topic, topicError, p.index, p.records as Buffer | null));
+      for (const p of topicData.partitionData) partitions.push(await producePartition(ctx, topic, topicError, p.index, p.records as Buffer | null, request.transactionalId));
       queued.push({ topicData, partitions });
     }
     const responses = Promise.all(
@@ -191,6 +216,19 @@ export default defineHandler({
         return { name: topicData.name, topicId: topicData.topicId, partitionResponses };
       }),
     );
-    return new Deferred(responses.then((r) => (acks === 0 ? null : { responses: r, throttleTimeMs: 0 })));
+    return new Deferred(
+      responses.then((r) =>
+        acks === 0
+          ? null
+          : {
+              responses: r,
+              throttleTimeMs: 0,
+              nodeEndpoints: leaderEndpoints(
+                ctx,
+                r.flatMap((t) => t.partitionResponses.map((p) => p.currentLeader)),
+              ),
+            },
+      ),
+    );
   },
 });

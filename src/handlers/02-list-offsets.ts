@@ -6,10 +6,15 @@
 // v4: current leader epoch, leader epoch in the answer. v6: flexible.
 // v7: max timestamp (-3). v8: earliest local (-4). v9: latest tiered (-5).
 // v10: timeout. Special timestamps: -1 latest, -2 earliest.
+// Answered by the partition's leader; another broker answers
+// NOT_LEADER_OR_FOLLOWER, except to the debugging replica id -2 (as Kafka).
 import { ErrorCode } from '../protocol/errors.js';
 import { ListOffsetsApi } from '../protocol/messages/index.js';
 import { AclOperation, ResourceType, allowed } from './authorization.js';
+import { leadsPartition } from './partition-leader.js';
 import { defineHandler } from './types.js';
+
+const DEBUGGING_REPLICA_ID = -2;
 
 export default defineHandler({
   codec: ListOffsetsApi,
@@ -27,6 +32,7 @@ export default defineHandler({
             if (!authorized) return failed(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
             const log = topic && p.partitionIndex >= 0 && p.partitionIndex < topic.partitionCount ? await logs.partition(topic.topicId, p.partitionIndex) : null;
             if (!log) return failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+            if (request.replicaId !== DEBUGGING_REPLICA_ID && !(await leadsPartition(ctx, topic!, p.partitionIndex))) return failed(ErrorCode.NOT_LEADER_OR_FOLLOWER);
             if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch !== log.leaderEpoch) {
               return failed(p.currentLeaderEpoch > log.leaderEpoch ? ErrorCode.UNKNOWN_LEADER_EPOCH : ErrorCode.FENCED_LEADER_EPOCH);
             }

@@ -7,8 +7,10 @@
 // Kafka's internal topic names are never auto-created (their state lives in
 // PostgreSQL tables, see TopicManager): they answer UNKNOWN_TOPIC_OR_PARTITION
 // with is_internal set, as Kafka answers an internal topic it has not created.
-// Every broker sharing the database can append to any partition (offsets are
-// assigned under PostgreSQL's row lock), so this broker names itself leader.
+// A partition's leader is the broker holding its lease (coordinator/
+// partition-leadership.ts), its only replica; a partition no live broker
+// leads answers LEADER_NOT_AVAILABLE with leader -1, as Kafka answers an
+// offline partition, naming its last leader as its offline replica.
 import type { Input } from '../protocol/codec/types.js';
 import { ZERO_UUID } from '../protocol/codec/types.js';
 import { ErrorCode } from '../protocol/errors.js';
@@ -16,25 +18,15 @@ import { MetadataApi, type MetadataResponse } from '../protocol/messages/index.j
 import { isInternalTopic, type Topic } from '../log/topic-manager.js';
 import { topicNameError } from '../log/topic-name.js';
 import { AclOperation, NOT_REQUESTED, ResourceType, allowed, authorizedOperations, clusterAllowed, clusterAuthorizedOperations, mayCreateTopic, quietlyAllowed } from './authorization.js';
+import { partitionLeader } from './partition-leader.js';
 import { defineHandler, type RequestContext } from './types.js';
 
 type TopicEntry = Input<MetadataResponse['topics'][number]>;
 
 async function describeTopic(ctx: RequestContext, topic: Topic, includeOperations: boolean): Promise<TopicEntry> {
-  const { nodeId } = ctx.broker;
+  await ctx.broker.leadership.known(topic.topicId, topic.partitionCount);
   const partitions = [];
-  for (let i = 0; i < topic.partitionCount; i++) {
-    const log = await ctx.broker.logs.partition(topic.topicId, i);
-    partitions.push({
-      errorCode: ErrorCode.NONE,
-      partitionIndex: i,
-      leaderId: nodeId,
-      leaderEpoch: log?.leaderEpoch ?? 0,
-      replicaNodes: [nodeId],
-      isrNodes: [nodeId],
-      offlineReplicas: [],
-    });
-  }
+  for (let i = 0; i < topic.partitionCount; i++) partitions.push(partitionLeader(ctx, topic.topicId, i));
   return {
     errorCode: ErrorCode.NONE,
     name: topic.name,
@@ -61,8 +53,12 @@ export default defineHandler({
       }
     } else {
       const autoCreate = apiVersion < 4 || request.allowAutoTopicCreation;
+      // Kafka answers by topic id when any requested topic names one, whatever the names say (the Java
+      // client sends "" beside each id when it follows a broker-side regular expression's assignment).
+      const byTopicId = apiVersion >= 10 && request.topics!.some((t) => t.topicId !== ZERO_UUID);
       for (const requested of request.topics!) {
-        if (requested.name === null) {
+        if (byTopicId && requested.topicId === ZERO_UUID) continue;
+        if (requested.name === null || byTopicId) {
           const topic = requested.topicId !== ZERO_UUID ? await broker.topics.getByIdLoading(requested.topicId) : null;
           if (topic && !allowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topic.name)) {
             // Kafka: topic ids are not sensitive, so an undescribable one is named as refused.

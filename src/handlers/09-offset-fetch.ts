@@ -73,7 +73,7 @@ async function fetchAuthorized(ctx: RequestContext, groupId: string, wanted: Wan
   const offsets = await ctx.broker.groups.fetchOffsets(groupId, wanted && wanted.map((t) => ({ name: t.name, partitions: t.partitions })));
   if (requireStable) {
     // Offsets an open transaction has staged: the committed offset is about to change (KIP-447).
-    const pending = ctx.broker.transactions.pendingOffsets(groupId);
+    const pending = await ctx.broker.transactions.pendingOffsets(groupId);
     if (pending.size > 0) {
       for (const o of offsets) {
         if (pending.has(`${o.topic}\u0000${o.partition}`)) Object.assign(o, { committedOffset: -1n, leaderEpoch: -1, metadata: '', errorCode: ErrorCode.UNSTABLE_OFFSET_COMMIT });

@@ -2,9 +2,9 @@
 // v1: key type (0 group, 1 transaction), error message. v3: flexible.
 // v4: batched coordinator keys (KIP-699). v6: share-group keys (type 2),
 // which this broker does not serve.
-// A group's coordinator is the broker holding its slot (coordination.ts),
-// which may be another broker sharing the database; a transactional id's is
-// the broker asked.
+// A group's or transactional id's coordinator is the broker holding its
+// slot (coordination.ts; one slot family for both, as Kafka hashes both
+// alike over 50 partitions), which may be another broker sharing the database.
 // Authorization, as Kafka's KafkaApis, per key: DESCRIBE on the group
 // (GROUP_AUTHORIZATION_FAILED) or on the transactional id
 // (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); below v4 the error carries
@@ -33,8 +33,7 @@ export default defineHandler({
         return refused(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 'Transactional Id authorization failed.');
       }
       if (key === '' && request.keyType === GROUP) return { key, errorCode: ErrorCode.INVALID_GROUP_ID, errorMessage: null, nodeId: -1, host: '', port: -1 };
-      // Groups: the broker holding the group's slot (transactions are coordinated by the broker asked).
-      const node = request.keyType === GROUP ? ctx.broker.coordination.coordinatorOf(key) : self.nodeId;
+      const node = ctx.broker.coordination.coordinatorOf(key);
       const coordinator = node === self.nodeId ? self : ctx.broker.liveBrokers(ctx.listener).find((b) => b.nodeId === node);
       if (!coordinator) return refused(ErrorCode.COORDINATOR_NOT_AVAILABLE, 'The coordinator is not available.');
       return { key, errorCode: ErrorCode.NONE, errorMessage: null, nodeId: coordinator.nodeId, host: coordinator.host, port: coordinator.port };

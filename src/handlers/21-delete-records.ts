@@ -2,10 +2,12 @@
 // v1: throttle time. v2: flexible. Moves a partition's log start offset (its
 // low watermark) forward to the given offset; -1 means the high watermark.
 // An offset above the high watermark is OFFSET_OUT_OF_RANGE; one below the
-// current log start changes nothing.
+// current log start changes nothing. Answered by the partition's leader;
+// another broker answers NOT_LEADER_OR_FOLLOWER (the admin client routes it).
 import { ErrorCode } from '../protocol/errors.js';
 import { DeleteRecordsApi } from '../protocol/messages/index.js';
 import { AclOperation, ResourceType, allowed } from './authorization.js';
+import { leadsPartition } from './partition-leader.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -28,6 +30,10 @@ export default defineHandler({
         const log = topic && p.partitionIndex >= 0 && p.partitionIndex < topic.partitionCount ? await logs.partition(topic.topicId, p.partitionIndex) : null;
         if (!topic || !log) {
           partitions.push(failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION));
+          continue;
+        }
+        if (!(await leadsPartition(ctx, topic, p.partitionIndex))) {
+          partitions.push(failed(ErrorCode.NOT_LEADER_OR_FOLLOWER));
           continue;
         }
         const target = p.offset === -1n ? log.highWatermark : p.offset;

@@ -11,7 +11,10 @@
 // INVALID_PRODUCER_EPOCH at every version), the group's member and
 // generation, then each partition's metadata size.
 // The offsets are staged under the transaction and become the group's
-// committed offsets only when it commits.
+// committed offsets only when it commits. As Kafka routes TxnOffsetCommit to
+// the group's coordinator, which may be another broker than the
+// transaction's: both checks and the staging then go by the transaction's
+// stored state, and its coordinator applies the staged offsets at commit.
 // Authorization, as Kafka: WRITE on the transactional id, else every
 // partition answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED; READ on the group,
 // else GROUP_AUTHORIZATION_FAILED; READ on each topic, else its partitions
@@ -70,7 +73,7 @@ export default defineHandler({
       if (!isValidGroupId(request.groupId)) requestError = ErrorCode.INVALID_GROUP_ID;
       else if (!ctx.broker.coordination.owns(request.groupId)) requestError = ErrorCode.NOT_COORDINATOR;
       if (requestError === ErrorCode.NONE)
-        requestError = verificationError(transactions.verifyOffsetCommit(request.transactionalId, request.producerId, request.producerEpoch, request.groupId), ctx.apiVersion);
+        requestError = verificationError(await transactions.verifyOffsetCommit(request.transactionalId, request.producerId, request.producerEpoch, request.groupId), ctx.apiVersion);
       if (requestError === ErrorCode.NONE) {
         const committer = { memberId: request.memberId, groupInstanceId: request.groupInstanceId, generationIdOrMemberEpoch: request.generationId, apiVersion: ctx.apiVersion };
         requestError = groups.validateTxnOffsetCommit(request.groupId, committer);
@@ -99,7 +102,7 @@ export default defineHandler({
       // A partition named twice: the last entry wins, as on Kafka.
       const unique = [...new Map(accepted.map((o) => [`${o.topic}\u0000${o.partition}`, o])).values()];
       // Checked again in the transaction's queue: it may have moved on since the verification.
-      requestError = verificationError(await transactions.commitOffsets(request.transactionalId, request.producerId, request.producerEpoch, unique), ctx.apiVersion);
+      requestError = verificationError(await transactions.commitOffsets(request.transactionalId, request.producerId, request.producerEpoch, request.groupId, unique), ctx.apiVersion);
       if (requestError === ErrorCode.NONE) groups.noteOffsetsGroup(request.groupId);
     }
     if (requestError !== ErrorCode.NONE) ctx.log.info({ transactionalId: request.transactionalId, group: request.groupId, errorCode: requestError }, 'transactional offset commit refused');

@@ -7,7 +7,9 @@
 // broker value, dynamic cluster default, broker option, or Kafka's default);
 // the broker resource "<node id>" reports the Kafka broker configs that mean
 // something here with the value in force, "" the cluster-wide dynamic
-// configs that are set (see log/broker-configs.ts).
+// configs that are set (see log/broker-configs.ts). A group (type 32, KIP-848)
+// reports every group config, set on it or from the broker's group.* configs
+// (coordinator/group-configs.ts), whether or not the group exists, as Kafka.
 import { ErrorCode } from '../protocol/errors.js';
 import { DescribeConfigsApi } from '../protocol/messages/index.js';
 import { ConfigResourceType, type DescribedConfig } from '../log/config-values.js';
@@ -51,6 +53,10 @@ export default defineHandler({
         results.push(answer(ErrorCode.TOPIC_AUTHORIZATION_FAILED, 'Topic authorization failed.'));
         continue;
       }
+      if (r.resourceType === ConfigResourceType.GROUP && !allowed(ctx, AclOperation.DESCRIBE_CONFIGS, ResourceType.GROUP, r.resourceName)) {
+        results.push(answer(ErrorCode.GROUP_AUTHORIZATION_FAILED, 'Group authorization failed.'));
+        continue;
+      }
       if ((r.resourceType === ConfigResourceType.BROKER || r.resourceType === ConfigResourceType.BROKER_LOGGER) && !clusterAllowed(ctx, AclOperation.DESCRIBE_CONFIGS)) {
         results.push(answer(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, 'Cluster authorization failed.'));
         continue;
@@ -80,6 +86,10 @@ export default defineHandler({
           results.push(error ? answer(ErrorCode.INVALID_REQUEST, error) : answer(ErrorCode.NONE, null));
           break;
         }
+        case ConfigResourceType.GROUP:
+          if (r.resourceName === '') results.push(answer(ErrorCode.INVALID_REQUEST, 'Group name must not be empty'));
+          else results.push(answer(ErrorCode.NONE, '', ctx.broker.groupConfigs.describe(r.resourceName, opts)));
+          break;
         default:
           results.push(answer(ErrorCode.INVALID_REQUEST, `Unsupported resource type: ${r.resourceType}`));
       }

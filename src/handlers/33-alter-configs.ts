@@ -7,7 +7,9 @@
 // config in Kafka's order), then that the topic exists. validate_only checks
 // without storing. A broker resource ("" for the cluster-wide default, or
 // this broker's id) has its whole dynamic config set replaced, checked as
-// Kafka's ConfigAdminManager checks it (log/broker-configs.ts).
+// Kafka's ConfigAdminManager checks it (log/broker-configs.ts). A group
+// (type 32) has its config set replaced, checked as Kafka's GroupConfig
+// (coordinator/group-configs.ts).
 import { ErrorCode } from '../protocol/errors.js';
 import { AlterConfigsApi } from '../protocol/messages/index.js';
 import { alterRequestErrors, brokerResourceNameError, ConfigResourceType } from '../log/config-values.js';
@@ -49,6 +51,11 @@ export default defineHandler({
         const outcome = await brokerConfigs.alter(r.resourceName, { replace: configs }, request.validateOnly);
         if (outcome.errorCode !== ErrorCode.NONE) ctx.log.info({ broker: r.resourceName, configs: Object.keys(configs), error: outcome.errorMessage }, 'broker config change refused');
         else if (!request.validateOnly) ctx.log.info({ broker: r.resourceName, configs: Object.keys(configs) }, 'altered broker configs');
+        responses.push(answer(outcome.errorCode, outcome.errorMessage));
+      } else if (r.resourceType === ConfigResourceType.GROUP) {
+        const configs = Object.fromEntries(r.configs.map((c) => [c.name, c.value!]));
+        const outcome = await ctx.broker.groupConfigs.alter(r.resourceName, { replace: configs }, request.validateOnly);
+        if (outcome.errorCode === ErrorCode.NONE && !request.validateOnly) ctx.log.info({ group: r.resourceName, configs }, 'altered group configs');
         responses.push(answer(outcome.errorCode, outcome.errorMessage));
       } else {
         responses.push(answer(ErrorCode.INVALID_REQUEST, `Unknown resource type ${r.resourceType}`));

@@ -8,7 +8,8 @@
 // for the cluster-wide default, or this broker's id) take the same operations
 // on their dynamic configs, checked as Kafka's ConfigAdminManager checks them
 // (log/broker-configs.ts). There are no per-logger levels: BROKER_LOGGER is
-// refused with INVALID_REQUEST.
+// refused with INVALID_REQUEST. Groups (type 32) take SET and DELETE on their
+// configs (coordinator/group-configs.ts).
 import { ErrorCode } from '../protocol/errors.js';
 import { IncrementalAlterConfigsApi } from '../protocol/messages/index.js';
 import { alterRequestErrors, brokerResourceNameError, ConfigResourceType } from '../log/config-values.js';
@@ -50,6 +51,10 @@ export default defineHandler({
         if (outcome.errorCode !== ErrorCode.NONE)
           ctx.log.info({ broker: r.resourceName, ops: r.configs.map((c) => [c.name, c.configOperation]), error: outcome.errorMessage }, 'broker config change refused');
         else if (!request.validateOnly) ctx.log.info({ broker: r.resourceName, ops: r.configs.map((c) => [c.name, c.configOperation]) }, 'altered broker configs');
+        responses.push(answer(outcome.errorCode, outcome.errorMessage));
+      } else if (r.resourceType === ConfigResourceType.GROUP) {
+        const outcome = await ctx.broker.groupConfigs.alter(r.resourceName, { ops: r.configs }, request.validateOnly);
+        if (outcome.errorCode === ErrorCode.NONE && !request.validateOnly) ctx.log.info({ group: r.resourceName, ops: r.configs }, 'altered group configs');
         responses.push(answer(outcome.errorCode, outcome.errorMessage));
       } else if (r.resourceType === ConfigResourceType.BROKER_LOGGER) {
         responses.push(answer(ErrorCode.INVALID_REQUEST, 'pgkafka has no per-logger log levels; set PGKAFKA_LOG_LEVEL instead'));

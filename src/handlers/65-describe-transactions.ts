@@ -1,6 +1,7 @@
 // DescribeTransactions (key 65), v0: the coordinator's state of each
 // transactional id (kafka-transactions.sh describe). Unknown ids answer
-// TRANSACTIONAL_ID_NOT_FOUND, the empty id INVALID_REQUEST. As Kafka
+// TRANSACTIONAL_ID_NOT_FOUND, the empty id INVALID_REQUEST, an id another
+// broker coordinates (its slot is not held here) NOT_COORDINATOR. As Kafka
 // (TransactionCoordinator.handleDescribeTransactions), an entry with an
 // error carries only its id and the code: every other field keeps the
 // spec's default (state "", zero timeout, start time, producer id and epoch).
@@ -32,6 +33,7 @@ export default defineHandler({
     const transactionStates = request.transactionalIds.map((transactionalId) => {
       if (!allowed(ctx, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactionalId)) return failed(transactionalId, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
       if (transactionalId === '') return failed(transactionalId, ErrorCode.INVALID_REQUEST);
+      if (!ctx.broker.transactions.serves(transactionalId)) return failed(transactionalId, ErrorCode.NOT_COORDINATOR);
       const meta = ctx.broker.transactions.describe(transactionalId);
       if (!meta) return failed(transactionalId, ErrorCode.TRANSACTIONAL_ID_NOT_FOUND);
       const describable = authorizedNames(

@@ -1,5 +1,6 @@
 // ListTransactions (key 66), v0-2: the transactional ids this coordinator
-// knows, filtered by state and producer id. v1: duration filter (running
+// knows, filtered by state and producer id. As Kafka, each broker lists the
+// ids of the coordinator slots it holds; the admin client asks every broker. v1: duration filter (running
 // longer than, KIP-994). v2: transactional id pattern (a regular expression, KIP-1152).
 // Authorization, as Kafka: only the transactional ids the requester may
 // DESCRIBE are listed (Kafka logs the denials of the others).

@@ -1,5 +1,6 @@
 // ConsumerGroupHeartbeat (key 68), v0-1: KIP-848's consumer group protocol.
-// v1: SubscribedTopicRegex, and the member id is the client's own (KIP-1082:
+// v1: SubscribedTopicRegex (an RE2/J pattern: INVALID_REGULAR_EXPRESSION when it
+// does not compile; see coordinator/consumer-group-regex.ts), and the member id is the client's own (KIP-1082:
 // an empty one is INVALID_REQUEST at every epoch).
 // Checks in Kafka's order: READ on the group (KafkaApis), DESCRIBE on every
 // subscribed topic (TOPIC_AUTHORIZATION_FAILED), the request's shape
@@ -55,11 +56,6 @@ export default defineHandler({
     if (names.some((t) => !allowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, t))) return respond(heartbeatError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, null));
     const invalid = invalidRequest(request, ctx.apiVersion);
     if (invalid) return respond(heartbeatError(invalid[0], invalid[1]));
-    // An empty regex subscribes to nothing (librdkafka sends one beside its topic names), as on Kafka.
-    if (request.subscribedTopicRegex !== null && request.subscribedTopicRegex !== '') {
-      // Regular-expression subscriptions are not served yet: refused as a request this coordinator cannot honour.
-      return respond(heartbeatError(ErrorCode.INVALID_REQUEST, 'SubscribedTopicRegex is not supported yet.'));
-    }
     // Authorized above: the routing checks only the group id and this broker's slot.
     const groups = routeGroup(ctx, request.groupId, { operation: null });
     if (typeof groups === 'number') return respond(heartbeatError(groups, null));
@@ -75,6 +71,8 @@ export default defineHandler({
       topicPartitions: request.topicPartitions?.map((tp) => ({ topicId: tp.topicId, partitions: tp.partitions })) ?? null,
       clientId: ctx.clientId ?? '',
       clientHost: ctx.clientHost,
+      // A regular expression resolves to the topics this member may describe (KIP-848), checked as its heartbeat's principal.
+      describableTopics: (topics) => new Set(topics.filter((t) => allowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, t))),
     });
     return respond(result);
   },

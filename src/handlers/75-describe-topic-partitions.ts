@@ -5,6 +5,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import { DescribeTopicPartitionsApi } from '../protocol/messages/index.js';
 import type { Topic } from '../log/topic-manager.js';
 import { AclOperation, ResourceType, allowed, authorizedOperations, quietlyAllowed } from './authorization.js';
+import { partitionLeader } from './partition-leader.js';
 import { defineHandler } from './types.js';
 
 export default defineHandler({
@@ -12,7 +13,7 @@ export default defineHandler({
   minVersion: 0,
   maxVersion: 0,
   async handle(ctx, request) {
-    const { topics: topicManager, logs, nodeId } = ctx.broker;
+    const { topics: topicManager } = ctx.broker;
     // Listing all: topics the principal may not describe are left out; named ones are refused.
     const listAll = request.topics.length === 0;
     const requested: (Topic | string)[] = listAll
@@ -49,19 +50,9 @@ export default defineHandler({
           nextCursor = { topicName: name, partitionIndex: i };
           break;
         }
-        const log = await logs.partition(t.topicId, i);
+        if (i === first) await ctx.broker.leadership.known(t.topicId, t.partitionCount);
         // Kafka always lists the ELR fields (empty on one replica); the Java admin client reads them without a null check.
-        partitions.push({
-          errorCode: ErrorCode.NONE,
-          partitionIndex: i,
-          leaderId: nodeId,
-          leaderEpoch: log?.leaderEpoch ?? 0,
-          replicaNodes: [nodeId],
-          isrNodes: [nodeId],
-          eligibleLeaderReplicas: [],
-          lastKnownElr: [],
-          offlineReplicas: [],
-        });
+        partitions.push({ ...partitionLeader(ctx, t.topicId, i), eligibleLeaderReplicas: [], lastKnownElr: [] });
         budget--;
       }
       topics.push({ errorCode: ErrorCode.NONE, name, topicId: t.topicId, isInternal: false, partitions, topicAuthorizedOperations: authorizedOperations(ctx, ResourceType.TOPIC, name) });

@@ -57,7 +57,8 @@ export function mayCreateTopic(ctx: RequestContext, name: string): boolean {
 
 /** ALTER_CONFIGS on the topic, or on the cluster for broker and logger configs: the refusal AlterConfigs and IncrementalAlterConfigs answer, or null. */
 export function configsAlterAuthorizationError(ctx: RequestContext, configResourceType: number, name: string): { errorCode: number; errorMessage: string } | null {
-  // ConfigResource types: 2 TOPIC, 4 BROKER, 8 BROKER_LOGGER.
+  // ConfigResource types: 2 TOPIC, 4 BROKER, 8 BROKER_LOGGER, 32 GROUP.
+  if (configResourceType === 32 && !allowed(ctx, Op.ALTER_CONFIGS, ResourceType.GROUP, name)) return { errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, errorMessage: 'Group authorization failed.' };
   if (configResourceType === 2 && !allowed(ctx, Op.ALTER_CONFIGS, ResourceType.TOPIC, name)) return { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: 'Topic authorization failed.' };
   if ((configResourceType === 4 || configResourceType === 8) && !clusterAllowed(ctx, Op.ALTER_CONFIGS))
     return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: 'Cluster authorization failed.' };

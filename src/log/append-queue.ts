@@ -97,6 +97,11 @@ export class AppendQueue {
     this.push(p, { run }, true);
   }
 
+  /** Runs `run` once every append queued for the partition so far has been flushed; `run` must not throw. */
+  afterQueued(p: PartitionLog, run: () => Promise<void>): void {
+    this.push(p, { run }, false);
+  }
+
   private push(p: PartitionLog, item: Queued, first: boolean): void {
     const queue = this.pending.get(p);
     if (queue) {

@@ -216,6 +216,14 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = (
     { name: 'max.connections', type: 'int', kafkaDefault: '2147483647', value: (c) => String(c.maxConnections), doc: 'Most client connections at once.' },
     { name: 'max.connections.per.ip', type: 'int', kafkaDefault: '2147483647', value: (c) => String(c.maxConnectionsPerIp), doc: 'Most client connections from one address.' },
     {
+      name: 'max.incremental.fetch.session.cache.slots',
+      type: 'int',
+      kafkaDefault: '1000',
+      value: (c) => String(c.maxIncrementalFetchSessionCacheSlots),
+      check: atLeast(0),
+      doc: 'Most incremental fetch sessions kept at once.',
+    },
+    {
       name: 'message.max.bytes',
       type: 'int',
       kafkaDefault: '1048588',

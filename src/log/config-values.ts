@@ -3,14 +3,16 @@
 // way of printing doubles, and the request-level checks of AlterConfigs and
 // IncrementalAlterConfigs.
 
+import { ErrorCode } from '../protocol/errors.js';
+
 /** DescribeConfigs' ConfigSource values. */
-export const ConfigSource = { TOPIC_CONFIG: 1, DYNAMIC_BROKER_CONFIG: 2, DYNAMIC_DEFAULT_BROKER_CONFIG: 3, STATIC_BROKER_CONFIG: 4, DEFAULT_CONFIG: 5 } as const;
+export const ConfigSource = { TOPIC_CONFIG: 1, DYNAMIC_BROKER_CONFIG: 2, DYNAMIC_DEFAULT_BROKER_CONFIG: 3, STATIC_BROKER_CONFIG: 4, DEFAULT_CONFIG: 5, GROUP_CONFIG: 8 } as const;
 /** DescribeConfigs' ConfigType values (v3+); 0 is UNKNOWN. */
 export const ConfigTypeId = { boolean: 1, string: 2, int: 3, short: 4, long: 5, double: 6, list: 7, class: 8, password: 9 } as const;
 /** IncrementalAlterConfigs operations. */
 export const AlterConfigOp = { SET: 0, DELETE: 1, APPEND: 2, SUBTRACT: 3 } as const;
 /** DescribeConfigs/AlterConfigs resource types pgkafka serves. */
-export const ConfigResourceType = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8 } as const;
+export const ConfigResourceType = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8, GROUP: 32 } as const;
 
 export type ConfigType = keyof typeof ConfigTypeId;
 export type Parsed = boolean | string | bigint | number | string[];
@@ -161,4 +163,48 @@ export function brokerResourceNameError(resourceName: string, nodeId: number): s
     return `Node id must be an integer, but it is: ${resourceName}`;
   }
   return Number(resourceName) !== nodeId ? `Unexpected broker id, expected ${nodeId}, but received ${resourceName}` : null;
+}
+
+/**
+ * IncrementalAlterConfigs' operations on a resource's stored configs:
+ * SET, DELETE, and APPEND/SUBTRACT on list configs only (`listBase` gives a
+ * list config's default text, null for any other name). The new configs, or
+ * Kafka's error.
+ */
+export function applyIncrementalOps(
+  current: Record<string, string>,
+  ops: { name: string; configOperation: number; value: string | null }[],
+  listBase: (name: string) => string | null,
+): { configs: Record<string, string> } | { errorCode: number; errorMessage: string } {
+  const next: Record<string, string> = { ...current };
+  for (const op of ops) {
+    switch (op.configOperation) {
+      case AlterConfigOp.SET:
+        next[op.name] = op.value!;
+        break;
+      case AlterConfigOp.DELETE:
+        delete next[op.name];
+        break;
+      case AlterConfigOp.APPEND:
+      case AlterConfigOp.SUBTRACT: {
+        const opName = op.configOperation === AlterConfigOp.APPEND ? 'APPEND' : 'SUBTRACT';
+        const base = listBase(op.name);
+        if (base === null) return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: `Can't ${opName} to key ${op.name} because its type is not LIST.` };
+        let parts = (next[op.name] ?? base).split(',').filter((p) => p !== '');
+        for (const v of (op.value ?? '').split(',')) {
+          if (op.configOperation === AlterConfigOp.APPEND) {
+            if (!parts.includes(v)) parts.push(v);
+          } else {
+            const i = parts.indexOf(v);
+            if (i >= 0) parts = [...parts.slice(0, i), ...parts.slice(i + 1)];
+          }
+        }
+        next[op.name] = parts.join(',');
+        break;
+      }
+      default:
+        return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unknown operations type ${op.configOperation}` };
+    }
+  }
+  return { configs: next };
 }

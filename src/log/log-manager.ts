@@ -136,6 +136,32 @@ export class LogManager {
     return this.partitions.partition(topicId, partition);
   }
 
+  /** The partition's state if this process has loaded it (no PostgreSQL read). */
+  loadedPartition(topicId: string, partition: number): PartitionLog | undefined {
+    return this.partitions.loaded(topicId, partition);
+  }
+
+  /**
+   * This broker took the partition's leadership: other brokers may have
+   * appended while they led it, so its state is read back from PostgreSQL
+   * (between two of its flushes) and its producers' state from the log.
+   */
+  takeLeadership(p: PartitionLog): Promise<void> {
+    p.markProducersStale();
+    return new Promise((resolve) =>
+      this.queue.between(p, async () => {
+        this.readBackQueued.delete(p);
+        await this.partitions.readBack(p);
+        resolve();
+      }),
+    );
+  }
+
+  /** Resolves once every append queued for the partition so far has committed or failed (a partition handed over waits for it). */
+  flushed(p: PartitionLog): Promise<void> {
+    return new Promise((resolve) => this.queue.afterQueued(p, async () => resolve()));
+  }
+
   /** Compaction rewrote the partition's batches below `offset`: this process's tail cache stops serving their old bytes. */
   forgetCachedBelow(p: PartitionLog, offset: bigint): void {
     this.o.tail.trimBelow(p, offset);
@@ -213,7 +239,7 @@ export class LogManager {
   }
 
   /** Fetch's read (see LogReader.read). */
-  read(p: PartitionLog, offset: bigint, maxBytes: number, minOne: boolean, isolationLevel = READ_UNCOMMITTED): Promise<ReadResult> {
+  read(p: PartitionLog, offset: bigint, maxBytes: number, minOne: boolean, isolationLevel = READ_UNCOMMITTED): ReadResult | Promise<ReadResult> {
     return this.reader.read(p, offset, maxBytes, minOne, isolationLevel);
   }
 

@@ -45,35 +45,42 @@ export class LogReader {
    * Stored batches from `offset`, honouring the byte limit; OFFSET_OUT_OF_RANGE
    * outside [log start, high watermark]. read_committed reads stop at the last
    * stable offset and carry the aborted transactions of the range returned.
+   * Answered at once (no promise) when nothing needs PostgreSQL: nothing new,
+   * or the range is in the tail cache (an incremental fetch session reads
+   * every partition of the session each time, most of them with nothing new).
    */
-  async read(p: PartitionLog, offset: bigint, maxBytes: number, minOne: boolean, isolationLevel = READ_UNCOMMITTED): Promise<ReadResult> {
-    const highWatermark = p.highWatermark;
-    const lastStableOffset = p.lastStableOffset;
-    const logStartOffset = p.logStartOffset;
+  read(p: PartitionLog, offset: bigint, maxBytes: number, minOne: boolean, isolationLevel = READ_UNCOMMITTED): ReadResult | Promise<ReadResult> {
     const committedOnly = isolationLevel === READ_COMMITTED;
-    const upTo = committedOnly ? lastStableOffset : highWatermark;
-    const result = (errorCode: number, batches: Buffer[] = [], bytes = 0): ReadResult => ({
-      errorCode,
-      highWatermark,
-      lastStableOffset,
-      logStartOffset,
-      batches,
-      bytes,
-      abortedTransactions: committedOnly ? [] : null,
+    const highWatermark = p.highWatermark;
+    const upTo = committedOnly ? p.lastStableOffset : highWatermark;
+    if (offset < p.logStartOffset || offset > highWatermark) return readResult(p, committedOnly, ErrorCode.OFFSET_OUT_OF_RANGE);
+    if (offset >= upTo || (maxBytes <= 0 && !minOne)) return readResult(p, committedOnly, ErrorCode.NONE);
+    // The offsets as they stand now, before any wait for PostgreSQL.
+    const read = readResult(p, committedOnly, ErrorCode.NONE);
+    const cached = this.tail.read(p, offset, highWatermark, maxBytes, minOne, upTo);
+    if (cached) return this.finish(p, read, offset, cached);
+    const stored = this.readStored(p, offset, upTo, maxBytes, minOne);
+    return stored.then((batches) =>
+      this.finish(
+        p,
+        read,
+        offset,
+        batches.map((b) => b.data),
+      ),
+    );
+  }
+
+  /** Fills in the batches; read_committed with aborted transactions in the partition looks up those overlapping them. */
+  private finish(p: PartitionLog, read: ReadResult, offset: bigint, batches: Buffer[]): ReadResult | Promise<ReadResult> {
+    read.batches = batches;
+    for (const b of batches) read.bytes += b.length;
+    if (!read.abortedTransactions || !p.hasAbortedTxns || batches.length === 0) return read;
+    const last = batches[batches.length - 1]!;
+    const end = last.readBigInt64BE(0) + BigInt(last.readInt32BE(LAST_OFFSET_DELTA_OFFSET)) + 1n;
+    return this.store.abortedTransactions(p.topicId, p.partition, offset, end).then((aborted) => {
+      read.abortedTransactions = aborted;
+      return read;
     });
-    if (offset < logStartOffset || offset > highWatermark) return result(ErrorCode.OFFSET_OUT_OF_RANGE);
-    if (offset >= upTo || (maxBytes <= 0 && !minOne)) return result(ErrorCode.NONE);
-    let batches = this.tail.read(p, offset, highWatermark, maxBytes, minOne, upTo);
-    if (!batches) batches = (await this.readStored(p, offset, upTo, maxBytes, minOne)).map((b) => b.data);
-    let bytes = 0;
-    for (const b of batches) bytes += b.length;
-    const read = result(ErrorCode.NONE, batches, bytes);
-    if (committedOnly && p.hasAbortedTxns && batches.length > 0) {
-      const last = batches[batches.length - 1]!;
-      const end = last.readBigInt64BE(0) + BigInt(last.readInt32BE(LAST_OFFSET_DELTA_OFFSET)) + 1n;
-      read.abortedTransactions = await this.store.abortedTransactions(p.topicId, p.partition, offset, end);
-    }
-    return read;
   }
 
   /**
@@ -105,4 +112,17 @@ export function withinLimits(batches: StoredBatch[], upTo: bigint, maxBytes: num
     total += b.data.length;
   }
   return out;
+}
+
+/** The partition's offsets as of now, with no batches yet. */
+function readResult(p: PartitionLog, committedOnly: boolean, errorCode: number): ReadResult {
+  return {
+    errorCode,
+    highWatermark: p.highWatermark,
+    lastStableOffset: p.lastStableOffset,
+    logStartOffset: p.logStartOffset,
+    batches: [],
+    bytes: 0,
+    abortedTransactions: committedOnly ? [] : null,
+  };
 }

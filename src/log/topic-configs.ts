@@ -11,10 +11,9 @@
 // Some configs change what pgkafka does ("effective"); the others are
 // accepted, stored and described but have no effect here ("inert"), each
 // with the reason in `inert`. Names Kafka does not define are refused.
-import { ErrorCode } from '../protocol/errors.js';
 import type { BrokerDefaults } from './broker-configs.js';
 import {
-  AlterConfigOp,
+  applyIncrementalOps,
   atLeast,
   between,
   ConfigSource,
@@ -45,6 +44,8 @@ export interface TopicConfig {
   messageTimestampBeforeMaxMs: number;
   messageTimestampAfterMaxMs: number;
   compressionType: 'uncompressed' | 'zstd' | 'lz4' | 'snappy' | 'gzip' | 'producer';
+  /** Whether Fetch v0-3 may read the topic (its batches down-converted to magic 0 or 1), as in Kafka 3.9. */
+  messageDownconversionEnable: boolean;
 }
 
 interface TopicConfigDef {
@@ -253,7 +254,7 @@ const DEFS: TopicConfigDef[] = [
     check: metadataVersion,
     synonym: 'log.message.format.version',
     removedIn4: true,
-    inert: 'batches are stored as the producer sent them (magic v2); Kafka 3.x also ignored it with inter.broker.protocol.version 3.0 or later',
+    inert: 'batches are stored in magic v2 (magic 0/1 message sets converted on append); Kafka 3.x also ignored it with inter.broker.protocol.version 3.0 or later',
     doc: '[DEPRECATED] The message format version Kafka 3.x would append in.',
   },
   {
@@ -311,8 +312,7 @@ const DEFS: TopicConfigDef[] = [
     default: 'true',
     synonym: 'log.message.downconversion.enable',
     removedIn4: true,
-    inert: 'a no-op in Kafka 4 too: no client old enough to need down-conversion is served',
-    doc: 'Deprecated; down-conversion no longer exists.',
+    doc: 'Whether Fetch v0-3 (clients before Kafka 0.11) may read the topic, its batches down-converted to their message format; false answers them UNSUPPORTED_VERSION.',
   },
   {
     name: 'remote.storage.enable',
@@ -407,6 +407,7 @@ export function resolveTopicConfig(explicit: Record<string, string>, brokerDefau
     messageTimestampBeforeMaxMs: Number(beforeMs),
     messageTimestampAfterMaxMs: Number(afterMs),
     compressionType: get('compression.type') as TopicConfig['compressionType'],
+    messageDownconversionEnable: get('message.downconversion.enable') as boolean,
   };
 }
 
@@ -450,38 +451,10 @@ export type ConfigChange = { configs: Record<string, string> } | { errorCode: nu
  * The result still has to pass validateTopicConfigs.
  */
 export function applyIncrementalAlter(current: Record<string, string>, ops: { name: string; configOperation: number; value: string | null }[], brokerDefaults: BrokerDefaults): ConfigChange {
-  const next: Record<string, string> = { ...current };
-  for (const op of ops) {
-    switch (op.configOperation) {
-      case AlterConfigOp.SET:
-        next[op.name] = op.value!;
-        break;
-      case AlterConfigOp.DELETE:
-        delete next[op.name];
-        break;
-      case AlterConfigOp.APPEND:
-      case AlterConfigOp.SUBTRACT: {
-        const def = BY_NAME.get(op.name);
-        const opName = op.configOperation === AlterConfigOp.APPEND ? 'APPEND' : 'SUBTRACT';
-        if (def?.type !== 'list') return { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: `Can't ${opName} to key ${op.name} because its type is not LIST.` };
-        const base = next[op.name] ?? brokerDefault(def, brokerDefaults).text;
-        let parts = base.split(',').filter((p) => p !== '');
-        for (const v of (op.value ?? '').split(',')) {
-          if (op.configOperation === AlterConfigOp.APPEND) {
-            if (!parts.includes(v)) parts.push(v);
-          } else {
-            const i = parts.indexOf(v);
-            if (i >= 0) parts = [...parts.slice(0, i), ...parts.slice(i + 1)];
-          }
-        }
-        next[op.name] = parts.join(',');
-        break;
-      }
-      default:
-        return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unknown operations type ${op.configOperation}` };
-    }
-  }
-  return { configs: next };
+  return applyIncrementalOps(current, ops, (name) => {
+    const def = BY_NAME.get(name);
+    return def?.type === 'list' ? brokerDefault(def, brokerDefaults).text : null;
+  });
 }
 
 /** The configs of a topic as DescribeConfigs (and CreateTopics v5+) report them, sorted by name. */

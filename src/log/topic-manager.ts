@@ -47,6 +47,8 @@ export class TopicManager {
   private readonly byName = new Map<string, Topic>();
   private readonly byId = new Map<string, Topic>();
   private allLoaded = false;
+  /** Grows whenever a topic may have been created, deleted or changed (here or, by NOTIFY, in another broker): regular-expression subscriptions are resolved again after it moves. */
+  version = 0;
   /** Resolved configs per topic object (a changed topic is reloaded as a new object), for one generation of the broker defaults. */
   private readonly resolved = new WeakMap<Topic, { generation: number; config: TopicConfig }>();
 
@@ -59,6 +61,7 @@ export class TopicManager {
 
   /** A topic changed in some broker process: forget what we cached about it. */
   invalidate(name?: string): void {
+    this.version++;
     if (name === undefined) {
       this.byName.clear();
       this.byId.clear();
@@ -119,6 +122,8 @@ export class TopicManager {
     const existing = await this.get(req.name);
     if (existing) return { errorCode: ErrorCode.TOPIC_ALREADY_EXISTS, errorMessage: `Topic '${req.name}' already exists.` };
     const colliding = (await this.list()).find((t) => unifyCollisionChars(t.name) === unifyCollisionChars(req.name));
+    // The name itself, created by a request that raced this one between the look-up above and the list.
+    if (colliding?.name === req.name) return { errorCode: ErrorCode.TOPIC_ALREADY_EXISTS, errorMessage: `Topic '${req.name}' already exists.` };
     if (colliding) {
       return { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: `Topic '${req.name}' collides with existing topic: ${colliding.name}` };
     }
@@ -129,6 +134,7 @@ export class TopicManager {
     const created = await this.store.create(topic);
     if (!created) return { errorCode: ErrorCode.TOPIC_ALREADY_EXISTS, errorMessage: `Topic '${req.name}' already exists.` };
     this.remember(topic);
+    this.version++;
     return { errorCode: ErrorCode.NONE, errorMessage: null, topic };
   }
 

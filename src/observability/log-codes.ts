@@ -30,6 +30,7 @@ const LEVELS = {
   SQL_SEND_RELAY_FAILED: 'warn',
   // Coordinators
   COORDINATOR_LEASE_FAILED: 'warn',
+  LEADERSHIP_FAILED: 'warn',
   COORDINATOR_LEASE_LOST: 'warn',
   GROUP_STORE_FAILED: 'error',
   GROUP_MIGRATED: 'info',
@@ -42,6 +43,7 @@ const LEVELS = {
   LISTEN_LOST: 'warn',
   LISTEN_RECONNECT_FAILED: 'warn',
   LISTEN_RESTORED: 'info',
+  DATABASE_HOST_CHOSEN: 'info',
   EMBEDDED_PG_EXITED: 'error',
   EMBEDDED_PG_RESTARTED: 'info',
   EMBEDDED_PG_START_FAILED: 'warn',

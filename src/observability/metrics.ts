@@ -6,7 +6,7 @@
 // histograms are fed by the broker as it serves (no query at scrape time).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Logger } from './logger.js';
 import { describeGroups, type GroupLag } from './lag.js';
 import type { DeletedUnread, LagStore, PartitionOffsets } from '../storage/pg/lag-store.js';
@@ -25,6 +25,8 @@ export interface MetricsServerOptions {
   registry?: Registry;
   /** epoch milliseconds, for lag in time; Date.now by default (tests inject one) */
   now?: () => number;
+  /** The node id leading a partition (-1: none live), as this broker knows it; without it the leadership gauges are left out. */
+  leaderOf?: (topicId: string, partition: number) => number;
   /** What /ready checks: null when ready, else why not (served as 503). Without it /ready answers as /health. */
   readiness?: () => Promise<string | null>;
 }
@@ -47,6 +49,16 @@ export interface BrokerMetrics {
   observeRequest(api: string, seconds: number): void;
   /** A flush's append statement finished in PostgreSQL after `seconds`. */
   observeCommit(seconds: number): void;
+  /** Where the incremental fetch sessions' figures are read at each scrape. */
+  observeFetchSessions(read: () => FetchSessionFigures): void;
+}
+
+/** The fetch session cache's figures (Kafka's FetchSessionCache metrics). */
+export interface FetchSessionFigures {
+  sessions: number;
+  partitions: number;
+  evictions: number;
+  incrementalFetches: number;
 }
 
 export function createBrokerMetrics(): BrokerMetrics {
@@ -64,6 +76,31 @@ export function createBrokerMetrics(): BrokerMetrics {
     buckets: DURATION_BUCKETS,
     registers: [registry],
   });
+  let fetchSessions: (() => FetchSessionFigures) | null = null;
+  const sessionGauge = (name: string, help: string, pick: (f: FetchSessionFigures) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        if (fetchSessions) this.set(pick(fetchSessions()));
+      },
+    });
+  const sessionCounter = (name: string, help: string, pick: (f: FetchSessionFigures) => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        if (!fetchSessions) return;
+        this.reset();
+        this.inc(pick(fetchSessions()));
+      },
+    });
+  sessionGauge('pgkafka_fetch_sessions', "Incremental fetch sessions in this broker's cache (Kafka's NumIncrementalFetchSessions)", (f) => f.sessions);
+  sessionGauge('pgkafka_fetch_session_partitions', "Partitions cached over all fetch sessions (Kafka's NumIncrementalFetchPartitionsCached)", (f) => f.partitions);
+  sessionCounter('pgkafka_fetch_session_evictions_total', "Fetch sessions evicted to make room for another (Kafka's IncrementalFetchSessionEvictionsPerSec)", (f) => f.evictions);
+  sessionCounter('pgkafka_fetch_incremental_requests_total', 'Fetch requests served as incremental fetches of a session', (f) => f.incrementalFetches);
   // One child per API, looked up once: observe() then costs a bucket search and two additions.
   const perApi = new Map<string, Histogram.Internal<'api'>>();
   return {
@@ -76,11 +113,14 @@ export function createBrokerMetrics(): BrokerMetrics {
     observeCommit(seconds) {
       commits.observe(seconds);
     },
+    observeFetchSessions(read) {
+      fetchSessions = read;
+    },
   };
 }
 
 /** A registry of the broker's metrics (its own, not prom-client's global one); `snapshot` is called once per scrape. */
-export function createMetricsRegistry(snapshot: SnapshotSource, registry = new Registry()): Registry {
+export function createMetricsRegistry(snapshot: SnapshotSource, registry = new Registry(), leaderOf?: (topicId: string, partition: number) => number): Registry {
   collectDefaultMetrics({ register: registry, prefix: 'pgkafka_' });
 
   // Concurrent collect callbacks of one scrape share one snapshot.
@@ -146,6 +186,19 @@ export function createMetricsRegistry(snapshot: SnapshotSource, registry = new R
   gauge('kafka_topic_partition_oldest_offset', 'Oldest Offset of a Broker at Topic/Partition (the log start offset)', ['topic', 'partition'], (g, s) => {
     for (const p of s.partitions) g.set({ topic: p.topic, partition: String(p.partition) }, Number(p.logStartOffset));
   });
+  if (leaderOf) {
+    gauge('kafka_topic_partition_leader', 'Leader Broker ID of this Topic/Partition (-1 when no live broker leads it)', ['topic', 'partition'], (g, s) => {
+      for (const p of s.partitions) g.set({ topic: p.topic, partition: String(p.partition) }, leaderOf(p.topicId, p.partition));
+    });
+    gauge('pgkafka_broker_leader_partitions', "Partitions each live broker leads (Kafka's ReplicaManager LeaderCount), as this broker sees them", ['broker'], (g, s) => {
+      const led = new Map<number, number>();
+      for (const p of s.partitions) {
+        const leader = leaderOf(p.topicId, p.partition);
+        if (leader >= 0) led.set(leader, (led.get(leader) ?? 0) + 1);
+      }
+      for (const [broker, n] of led) g.set({ broker: String(broker) }, n);
+    });
+  }
   return registry;
 }
 
@@ -157,10 +210,14 @@ export function createMetricsRegistry(snapshot: SnapshotSource, registry = new R
  */
 export async function startMetricsServer(opts: MetricsServerOptions): Promise<MetricsServer> {
   const { lagStore, log } = opts;
-  const registry = createMetricsRegistry(async () => {
-    const [groups, partitions, deletedUnread] = await Promise.all([describeGroups(lagStore, { now: opts.now?.() }), lagStore.partitionOffsets(), lagStore.deletedUnread()]);
-    return { groups, partitions, deletedUnread };
-  }, opts.registry);
+  const registry = createMetricsRegistry(
+    async () => {
+      const [groups, partitions, deletedUnread] = await Promise.all([describeGroups(lagStore, { now: opts.now?.() }), lagStore.partitionOffsets(), lagStore.deletedUnread()]);
+      return { groups, partitions, deletedUnread };
+    },
+    opts.registry,
+    opts.leaderOf,
+  );
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0];

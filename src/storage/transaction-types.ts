@@ -32,3 +32,11 @@ export interface PendingTxnOffset {
   leaderEpoch: number;
   metadata: string | null;
 }
+
+/** The transaction a TxnOffsetCommit stages its offsets under: staged only while it is this producer's, Ongoing, with the group added. */
+export interface OffsetsGuard {
+  transactionalId: string;
+  producerId: bigint;
+  producerEpoch: number;
+  groupId: string;
+}

@@ -68,13 +68,18 @@ describe('pgkafka user', { timeout: 180_000 }, () => {
 describe('pgkafka cluster info', { timeout: 180_000 }, () => {
   it('names the cluster, its controller and brokers, and the topics', async () => {
     await run('topic', 'create', 'orders', '-p', '2');
-    const info = JSON.parse((await run('cluster', 'info', '-f', 'json')).out) as { clusterId: string; controllerId: number; brokers: { id: number; host: string; port: number }[]; topics: unknown[] };
+    const info = JSON.parse((await run('cluster', 'info', '-f', 'json')).out) as {
+      clusterId: string;
+      controllerId: number;
+      brokers: { id: number; host: string; port: number; leaders: number }[];
+      topics: unknown[];
+    };
     expect(info.controllerId).toBe(1);
-    expect(info.brokers).toEqual([{ id: 1, host: '127.0.0.1', port: broker.port, rack: null }]);
+    expect(info.brokers).toEqual([{ id: 1, host: '127.0.0.1', port: broker.port, rack: null, leaders: 2 }]);
     expect(info.topics).toEqual([{ name: 'orders', partitions: 2, replicas: 1 }]);
     const text = (await run('cluster', 'info')).out;
     expect(text).toBe(
-      `CLUSTER\n=======\n${info.clusterId}\n\nBROKERS\n=======\nID  HOST       PORT   RACK\n1*  127.0.0.1  ${broker.port}  -\n\nTOPICS\n======\nNAME    PARTITIONS  REPLICAS\norders  2           1\n`,
+      `CLUSTER\n=======\n${info.clusterId}\n\nBROKERS\n=======\nID  HOST       PORT   RACK  LEADERS\n1*  127.0.0.1  ${broker.port}  -     2\n\nTOPICS\n======\nNAME    PARTITIONS  REPLICAS\norders  2           1\n`,
     );
   });
 });

@@ -3,6 +3,7 @@
 // (fencing, timeouts, EndTxn's state errors, expiry, restart), each in
 // milliseconds, and the retries a failing log forces.
 import { afterEach, describe, expect, it } from 'vitest';
+import { slotOf } from '../../src/coordinator/coordination.js';
 import { TransactionCoordinator } from '../../src/coordinator/transaction-coordinator.js';
 import { TopicManager } from '../../src/log/topic-manager.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -14,7 +15,8 @@ import { RecordingMarkers } from '../support/txn-markers.js';
 const CHECK_MS = 1000;
 const running: TransactionCoordinator[] = [];
 
-async function setup(options: { transactionalIdExpirationMs?: number; db?: MemoryDatabase; clock?: FakeClock } = {}) {
+/** `slots`: the coordinator slots this coordinator takes (all by default), as a broker sharing the storage with others would. */
+async function setup(options: { transactionalIdExpirationMs?: number; db?: MemoryDatabase; clock?: FakeClock; slots?: number[] } = {}) {
   const clock = options.clock ?? new FakeClock();
   const db = options.db ?? new MemoryDatabase(clock);
   const topics = new TopicManager(new MemoryTopicStore(db), { numPartitions: 1, autoCreateTopicsEnable: false }, { generation: 0, synonyms: () => [] });
@@ -31,7 +33,8 @@ async function setup(options: { transactionalIdExpirationMs?: number; db?: Memor
     timeoutCheckMs: CHECK_MS,
     transactionalIdExpirationMs: options.transactionalIdExpirationMs,
   });
-  await coordinator.load();
+  if (options.slots) await coordinator.acquire(new Set(options.slots));
+  else await coordinator.load();
   coordinator.start();
   running.push(coordinator);
   /** Moves the fake clock on, letting each timeout check run to its end (they reschedule themselves when done). */
@@ -191,20 +194,21 @@ describe('TransactionCoordinator', () => {
   it("TxnOffsetCommit: offsets are staged (pending for OffsetFetch) and become the group's committed offsets at the commit", async () => {
     const { coordinator, db } = await setup();
     const p = await coordinator.initProducerId('tx', 60_000, -1n, -1);
-    expect(coordinator.verifyOffsetCommit('', p.producerId, 0, 'g')).toBe(ErrorCode.INVALID_REQUEST);
-    expect(coordinator.verifyOffsetCommit('tx', p.producerId, 0, 'g')).toBe(ErrorCode.TRANSACTION_ABORTABLE);
+    expect(await coordinator.verifyOffsetCommit('', p.producerId, 0, 'g')).toBe(ErrorCode.INVALID_REQUEST);
+    expect(await coordinator.verifyOffsetCommit('tx', p.producerId, 0, 'g')).toBe(ErrorCode.TRANSACTION_ABORTABLE);
     const staged = { groupId: 'g', topic: 'orders', partition: 1, committedOffset: 10n, leaderEpoch: -1, metadata: null };
-    expect(await coordinator.commitOffsets('tx', p.producerId, 0, [staged])).toBe(ErrorCode.INVALID_TXN_STATE);
+    expect(await coordinator.commitOffsets('tx', p.producerId, 0, 'g', [staged])).toBe(ErrorCode.TRANSACTION_ABORTABLE);
 
     expect(await coordinator.addOffsets('tx', p.producerId, 0, 'g')).toBe(ErrorCode.NONE);
-    expect(coordinator.verifyOffsetCommit('tx', p.producerId, 0, 'g')).toBe(ErrorCode.NONE);
-    expect(coordinator.verifyOffsetCommit('tx', p.producerId, 1, 'g')).toBe(ErrorCode.PRODUCER_FENCED);
-    expect(await coordinator.commitOffsets('tx', p.producerId, 0, [staged])).toBe(ErrorCode.NONE);
-    expect([...coordinator.pendingOffsets('g')]).toEqual(['orders\u00001']);
+    expect(await coordinator.verifyOffsetCommit('tx', p.producerId, 0, 'g')).toBe(ErrorCode.NONE);
+    expect(await coordinator.verifyOffsetCommit('tx', p.producerId, 1, 'g')).toBe(ErrorCode.PRODUCER_FENCED);
+    expect(await coordinator.commitOffsets('tx', p.producerId, 1, 'g', [staged])).toBe(ErrorCode.PRODUCER_FENCED);
+    expect(await coordinator.commitOffsets('tx', p.producerId, 0, 'g', [staged])).toBe(ErrorCode.NONE);
+    expect([...(await coordinator.pendingOffsets('g'))]).toEqual(['orders\u00001']);
     expect(db.committedOffsets.size).toBe(0);
 
     expect((await coordinator.endTxn('tx', p.producerId, 0, true)).errorCode).toBe(ErrorCode.NONE);
-    expect(coordinator.pendingOffsets('g').size).toBe(0);
+    expect((await coordinator.pendingOffsets('g')).size).toBe(0);
     expect([...db.committedOffsets.values()]).toEqual([expect.objectContaining({ groupId: 'g', topic: 'orders', partition: 1, committedOffset: 10n })]);
   });
 
@@ -251,6 +255,7 @@ describe('TransactionCoordinator', () => {
     before.coordinator.shutdown();
 
     const after = await setup({ db, clock });
+    await settle();
     expect(after.coordinator.describe('open')).toMatchObject({ state: 'Ongoing', producerId: open.producerId });
     expect(after.coordinator.verifyProduce(open.producerId, 0, before.orders.topicId, 0)).toBe(ErrorCode.NONE);
     expect(after.coordinator.describe('prepared')!.state).toBe('CompleteCommit');
@@ -273,5 +278,109 @@ describe('TransactionCoordinator', () => {
     expect(coordinator.describe('tx')!.state).toBe('CompleteCommit');
     expect(markers.written).toEqual([expect.objectContaining({ partition: 0, commit: true })]);
     expect((await coordinator.endTxn('tx', p.producerId, 0, true)).errorCode).toBe(ErrorCode.NONE);
+  });
+
+  describe('spread over brokers by coordinator slot', () => {
+    const TX = 'tx';
+
+    /** Two coordinators on one storage: `a` holds every slot, `b` none (until it takes TX's). */
+    async function pair() {
+      const clock = new FakeClock();
+      const db = new MemoryDatabase(clock);
+      const a = await setup({ db, clock });
+      const b = await setup({ db, clock, slots: [] });
+      return { clock, db, a, b };
+    }
+
+    it("a broker not holding the id's slot answers NOT_COORDINATOR to every transaction request, and lists nothing", async () => {
+      const { a, b } = await pair();
+      const p = await a.coordinator.initProducerId(TX, 60_000, -1n, -1);
+      expect(b.coordinator.serves(TX)).toBe(false);
+      expect(await b.coordinator.initProducerId(TX, 60_000, -1n, -1)).toMatchObject({ errorCode: ErrorCode.NOT_COORDINATOR });
+      expect(await b.coordinator.initProducerId('never-seen', 60_000, -1n, -1)).toMatchObject({ errorCode: ErrorCode.NOT_COORDINATOR });
+      expect(await b.coordinator.addPartitions(TX, p.producerId, 0, [{ topic: 'orders', partition: 0 }], false)).toEqual([ErrorCode.NOT_COORDINATOR]);
+      expect(await b.coordinator.addOffsets(TX, p.producerId, 0, 'g')).toBe(ErrorCode.NOT_COORDINATOR);
+      expect(await b.coordinator.endTxn(TX, p.producerId, 0, true)).toMatchObject({ errorCode: ErrorCode.NOT_COORDINATOR });
+      expect(b.coordinator.list()).toEqual([]);
+      // Nothing was stored by b: a still has the id at epoch 0.
+      expect(a.coordinator.describe(TX)).toMatchObject({ producerId: p.producerId, producerEpoch: 0, state: 'Empty' });
+    });
+
+    it('the next holder completes a commit its coordinator died in the middle of: markers written again, offsets applied', async () => {
+      const { db, a, b } = await pair();
+      const p = await a.coordinator.initProducerId(TX, 60_000, -1n, -1);
+      await a.coordinator.addPartitions(TX, p.producerId, 0, [{ topic: 'orders', partition: 1 }], false);
+      await a.coordinator.addOffsets(TX, p.producerId, 0, 'g');
+      const staged = { groupId: 'g', topic: 'orders', partition: 0, committedOffset: 5n, leaderEpoch: -1, metadata: null };
+      expect(await a.coordinator.commitOffsets(TX, p.producerId, 0, 'g', [staged])).toBe(ErrorCode.NONE);
+      a.markers.failWith = new Error('broker killed'); // PrepareCommit is stored, no marker lands
+      await expect(a.coordinator.endTxn(TX, p.producerId, 0, true)).rejects.toThrow('broker killed');
+      a.coordinator.shutdown();
+
+      await b.coordinator.acquire(new Set([slotOf(TX)]));
+      await settle();
+      expect(b.coordinator.describe(TX)).toMatchObject({ state: 'CompleteCommit', producerEpoch: 0 });
+      expect(b.markers.written).toEqual([expect.objectContaining({ topicId: b.orders.topicId, partition: 1, commit: true, producerId: p.producerId, producerEpoch: 0 })]);
+      expect([...db.committedOffsets.values()]).toEqual([expect.objectContaining({ groupId: 'g', partition: 0, committedOffset: 5n })]);
+      // The client's retry of EndTxn, now to the new coordinator, is answered as the commit it was.
+      expect((await b.coordinator.endTxn(TX, p.producerId, 0, true)).errorCode).toBe(ErrorCode.NONE);
+    });
+
+    it("the next holder leaves an ongoing transaction to its timeout, which aborts it with a bumped epoch; the old holder's release drops the id", async () => {
+      const { a, b } = await pair();
+      const p = await a.coordinator.initProducerId(TX, 5_000, -1n, -1);
+      await a.coordinator.addPartitions(TX, p.producerId, 0, [{ topic: 'orders', partition: 2 }], false);
+      await a.coordinator.release(new Set([slotOf(TX)]));
+      expect(a.coordinator.describe(TX)).toBeUndefined();
+      expect(await a.coordinator.endTxn(TX, p.producerId, 0, true)).toMatchObject({ errorCode: ErrorCode.NOT_COORDINATOR });
+
+      await b.coordinator.acquire(new Set([slotOf(TX)]));
+      await settle();
+      expect(b.coordinator.describe(TX)).toMatchObject({ state: 'Ongoing' });
+      expect(b.markers.written).toEqual([]);
+      await b.advance(6_000);
+      expect(b.coordinator.describe(TX)).toMatchObject({ state: 'CompleteAbort', producerEpoch: 1 });
+      expect(b.markers.written).toEqual([expect.objectContaining({ partition: 2, commit: false, producerId: p.producerId, producerEpoch: 1 })]);
+    });
+
+    it('a broker not coordinating the transaction checks produce requests against the stored state, trusting a check while the transaction is open on the partition', async () => {
+      const { a, b } = await pair();
+      const p = await a.coordinator.initProducerId(TX, 60_000, -1n, -1);
+      const topicId = a.orders.topicId;
+      expect(await b.coordinator.verifyStoredProduce(TX, p.producerId, 0, topicId, 0, false)).toBe(ErrorCode.INVALID_TXN_STATE);
+      await a.coordinator.addPartitions(TX, p.producerId, 0, [{ topic: 'orders', partition: 0 }], false);
+      expect(await b.coordinator.verifyStoredProduce(TX, p.producerId, 0, topicId, 0, false)).toBe(ErrorCode.NONE);
+      expect(await b.coordinator.verifyStoredProduce(TX, p.producerId, 0, topicId, 1, false)).toBe(ErrorCode.INVALID_TXN_STATE);
+      expect(await b.coordinator.verifyStoredProduce(TX, 999n, 0, topicId, 0, false)).toBe(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+      expect(await b.coordinator.verifyStoredProduce('other', p.producerId, 0, topicId, 0, false)).toBe(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+
+      expect((await a.coordinator.endTxn(TX, p.producerId, 0, true)).errorCode).toBe(ErrorCode.NONE);
+      // Until the marker shows in the partition's transaction index, the check made for the open transaction stands; after it, the stored state answers.
+      expect(await b.coordinator.verifyStoredProduce(TX, p.producerId, 0, topicId, 0, true)).toBe(ErrorCode.NONE);
+      expect(await b.coordinator.verifyStoredProduce(TX, p.producerId, 0, topicId, 0, false)).toBe(ErrorCode.INVALID_TXN_STATE);
+      await a.coordinator.initProducerId(TX, 60_000, -1n, -1);
+      expect(await b.coordinator.verifyStoredProduce(TX, p.producerId, 0, topicId, 0, true)).toBe(ErrorCode.PRODUCER_FENCED);
+    });
+
+    it("the group's coordinator stages a transaction's offsets on another broker; its coordinator applies them at the commit", async () => {
+      const { db, a, b } = await pair();
+      const p = await a.coordinator.initProducerId(TX, 60_000, -1n, -1);
+      const staged = { groupId: 'g', topic: 'orders', partition: 0, committedOffset: 9n, leaderEpoch: -1, metadata: 'm' };
+      expect(await b.coordinator.verifyOffsetCommit(TX, p.producerId, 0, 'g')).toBe(ErrorCode.TRANSACTION_ABORTABLE);
+      expect(await b.coordinator.commitOffsets(TX, p.producerId, 0, 'g', [staged])).toBe(ErrorCode.TRANSACTION_ABORTABLE);
+      await a.coordinator.addOffsets(TX, p.producerId, 0, 'g');
+      expect(await b.coordinator.verifyOffsetCommit(TX, p.producerId, 0, 'g')).toBe(ErrorCode.NONE);
+      expect(await b.coordinator.verifyOffsetCommit(TX, p.producerId, 1, 'g')).toBe(ErrorCode.PRODUCER_FENCED);
+      expect(await b.coordinator.verifyOffsetCommit(TX, 999n, 0, 'g')).toBe(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
+      expect(await b.coordinator.commitOffsets(TX, p.producerId, 0, 'g', [staged])).toBe(ErrorCode.NONE);
+      expect([...(await b.coordinator.pendingOffsets('g'))]).toEqual(['orders\u00000']);
+      expect([...(await a.coordinator.pendingOffsets('g'))]).toEqual(['orders\u00000']);
+      expect((await a.coordinator.endTxn(TX, p.producerId, 0, true)).errorCode).toBe(ErrorCode.NONE);
+      expect((await b.coordinator.pendingOffsets('g')).size).toBe(0);
+      expect([...db.committedOffsets.values()]).toEqual([expect.objectContaining({ groupId: 'g', partition: 0, committedOffset: 9n })]);
+      // Once it completed, a late commit of the same transaction stages nothing.
+      expect(await b.coordinator.commitOffsets(TX, p.producerId, 0, 'g', [staged])).toBe(ErrorCode.TRANSACTION_ABORTABLE);
+      expect((await b.coordinator.pendingOffsets('g')).size).toBe(0);
+    });
   });
 });

@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 
 describe('broker fuzzing', () => {
-  it(`survives ${CASES} fuzz cases (FUZZ_SEED=${SEED})`, { timeout: 120_000 }, async () => {
+  it(`survives ${CASES} fuzz cases (FUZZ_SEED=${SEED})`, { timeout: 360_000 }, async () => {
     process.stdout.write(`broker fuzz: FUZZ_SEED=${SEED} FUZZ_CASES=${CASES}\n`);
     await seedTopic(fuzz.bootstrap);
     const before = await snapshotSeededTopic(fuzz);

@@ -74,8 +74,6 @@ describe('malformed and unsupported requests', () => {
 
   it('closes the connection on an unsupported version of a known API', () => expectClosed(frame(3, 99, Buffer.alloc(0))));
 
-  it('closes the connection on Produce v0-2, which Kafka 4 no longer accepts', () => expectClosed(frame(0, 2, Buffer.alloc(16))));
-
   it('closes the connection on a truncated body', () => expectClosed(frame(19, 7, Buffer.from([0x05, 0x02]))));
 
   it('closes the connection on a frame larger than socket.request.max.bytes', () => {

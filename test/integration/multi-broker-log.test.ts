@@ -1,5 +1,6 @@
 // Brokers sharing one database see each other's appends: a long poll parked
-// on one broker is answered when a record is produced through another, the
+// on a partition's leader is answered when another broker appends to it (as
+// its transaction coordinator's markers or its outbox relay do), the
 // announcements of a busy partition are coalesced to its newest position,
 // and when a broker disappears — perhaps after committing appends it never
 // announced — the others re-read the partitions they serve. A broker alone
@@ -9,11 +10,12 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logger.js';
 import { CreateTopicsApi, FetchApi, ProduceApi } from '../../src/protocol/messages/index.js';
-import { buildBatch, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
+import { buildBatch, decodeRecords, parseBatches, readBatchHeaderAt } from '../../src/protocol/records/index.js';
 import { AppendAnnouncer } from '../../src/storage/pg/append-announcer.js';
 import { LogStore } from '../../src/storage/pg/log-store.js';
 import { createPool } from '../../src/storage/pg/pool.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
+import { leadersOf, until } from '../support/cluster.js';
 import { RawClient } from '../support/raw-client.js';
 
 let first: TestBroker;
@@ -47,6 +49,14 @@ async function produce(client: RawClient, topic: string, value: string) {
   return p.baseOffset;
 }
 
+/** The broker leading the topic's one partition, a client of it, and the other broker. */
+async function roles(topic: string): Promise<{ toLeader: RawClient; other: TestBroker; topicId: string }> {
+  let leaderId = -1;
+  await until(`${topic} has a leader`, async () => (leaderId = (await leadersOf(first.bootstrap, topic))[0]!.leader) >= 0);
+  const [{ topic_id: topicId }] = await first.query<{ topic_id: string }>('SELECT topic_id FROM topics WHERE name = $1', [topic]);
+  return leaderId === 1 ? { toLeader: toFirst, other: second, topicId } : { toLeader: toSecond, other: first, topicId };
+}
+
 /** A Fetch from `offset` that the broker parks for up to `maxWaitMs` while nothing is there. */
 async function fetchValues(client: RawClient, topic: string, offset: bigint, maxWaitMs: number) {
   const res = await client.request(FetchApi, 12, {
@@ -64,14 +74,16 @@ async function fetchValues(client: RawClient, topic: string, offset: bigint, max
 }
 
 describe('appends across brokers', () => {
-  it('answers a long poll parked on one broker when a record is produced through another', async () => {
+  it('answers a long poll parked on the leader when another broker appends', async () => {
     await createTopic('across');
-    await produce(toFirst, 'across', 'before');
-    expect((await fetchValues(toSecond, 'across', 0n, 0)).values).toEqual(['before']);
-    // Parked on the second broker well past the test's own timeout unless the append wakes it.
-    const parked = fetchValues(toSecond, 'across', 1n, 60_000);
+    const { toLeader, other, topicId } = await roles('across');
+    await produce(toLeader, 'across', 'before');
+    expect((await fetchValues(toLeader, 'across', 0n, 0)).values).toEqual(['before']);
+    // Parked on the leader well past the test's own timeout unless the other broker's append wakes it.
+    const parked = fetchValues(toLeader, 'across', 1n, 60_000);
     await new Promise((r) => setTimeout(r, 200));
-    await produce(toFirst, 'across', 'after');
+    const data = buildBatch({ records: [{ key: null, value: Buffer.from('after') }] });
+    await other.context.logs.append((await other.context.logs.partition(topicId, 0))!, [{ data, header: readBatchHeaderAt(data, 0)! }]);
     const got = await parked;
     expect(got.values).toEqual(['after']);
     expect(got.highWatermark).toBe(2n);
@@ -79,12 +91,13 @@ describe('appends across brokers', () => {
 
   it('re-reads partitions when a broker disappears, so an append it committed but never announced is served', async () => {
     await createTopic('orphaned');
-    await produce(toFirst, 'orphaned', 'announced');
-    expect((await fetchValues(toSecond, 'orphaned', 0n, 0)).values).toEqual(['announced']);
+    const { toLeader, topicId } = await roles('orphaned');
+    const leader = toLeader === toFirst ? first : second;
+    await produce(toLeader, 'orphaned', 'announced');
+    expect((await fetchValues(toLeader, 'orphaned', 0n, 0)).values).toEqual(['announced']);
     // A third broker registers, appends straight into the log without announcing it, and dies.
-    const [{ topic_id: topicId }] = await first.query<{ topic_id: string }>("SELECT topic_id FROM topics WHERE name = 'orphaned'");
     await first.query("INSERT INTO brokers (node_id, host, port, instance_id) VALUES (3, '127.0.0.1', 1, $1)", [randomUUID()]);
-    for (let i = 0; !second.context.liveBrokers().some((b) => b.nodeId === 3); i++) {
+    for (let i = 0; !leader.context.liveBrokers().some((b) => b.nodeId === 3); i++) {
       if (i > 100) throw new Error('the second broker never saw the third');
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -110,9 +123,9 @@ describe('appends across brokers', () => {
     } finally {
       await pool.end();
     }
-    // The second broker has not heard of it: its view ends before the record.
-    expect((await fetchValues(toSecond, 'orphaned', 1n, 0)).highWatermark).toBe(1n);
-    const parked = fetchValues(toSecond, 'orphaned', 1n, 60_000);
+    // The leader has not heard of it: its view ends before the record.
+    expect((await fetchValues(toLeader, 'orphaned', 1n, 0)).highWatermark).toBe(1n);
+    const parked = fetchValues(toLeader, 'orphaned', 1n, 60_000);
     await first.query('DELETE FROM brokers WHERE node_id = 3');
     const got = await parked;
     expect(got.values).toEqual(['unannounced']);

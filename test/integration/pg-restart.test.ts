@@ -412,7 +412,8 @@ describe('PostgreSQL restart', () => {
         phase = `after restart ${i + 1}`;
       }
       const acksAtEnd = acks;
-      await within(5000, () => acks >= acksAtEnd + 50);
+      // Enough plain records to judge (a loaded machine produces fewer per second): load, not a speed, is what the end waits for.
+      await within(30_000, () => acks >= acksAtEnd + 50 && plainAcknowledged.size > 200);
     } finally {
       stop = true;
       await Promise.all(tasks);

@@ -1,13 +1,17 @@
-// Two brokers on one schema append to the same partition: each broker's
-// cached write-side state of the partition (idempotent producers' sequences,
-// open transactions and so the last stable offset) must follow the other's
-// appends, as announced or as its own append finds the log moved on.
+// Two brokers on one schema append to the same partition: its leader, for
+// clients, and the other one where it appends for itself (transaction
+// markers written by the coordinator, the SQL outbox relay). The leader's
+// cached write-side state of the partition (idempotent producers'
+// sequences, open transactions and so the last stable offset) must follow
+// the other's appends, as announced or as its own append finds the log
+// moved on.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { CreateTopicsApi, InitProducerIdApi, ListOffsetsApi, ProduceApi } from '../../src/protocol/messages/index.js';
 import { buildBatch, readBatchHeaderAt } from '../../src/protocol/records/index.js';
 import { READ_COMMITTED, READ_UNCOMMITTED } from '../../src/log/log-manager.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
+import { leadersOf, until } from '../support/cluster.js';
 import { RawClient } from '../support/raw-client.js';
 
 let a: TestBroker;
@@ -31,6 +35,20 @@ afterAll(async () => {
 async function createTopic(name: string) {
   const res = await toA.request(CreateTopicsApi, 7, { topics: [{ name, numPartitions: 1, replicationFactor: 1 }], timeoutMs: 1000 });
   expect(res.topics[0]!.errorCode).toBe(0);
+}
+
+/** The broker leading the topic's one partition, a client of it, and the other broker. */
+async function roles(topic: string): Promise<{ leader: TestBroker; toLeader: RawClient; other: TestBroker; topicId: string }> {
+  let leaderId = -1;
+  await until(`${topic} has a leader`, async () => (leaderId = (await leadersOf(a.bootstrap, topic))[0]!.leader) >= 0);
+  const [{ topic_id: topicId }] = await a.query<{ topic_id: string }>('SELECT topic_id FROM topics WHERE name = $1', [topic]);
+  return leaderId === 1 ? { leader: a, toLeader: toA, other: b, topicId } : { leader: b, toLeader: toB, other: a, topicId };
+}
+
+/** Appends a batch through the broker's own log (as its transaction coordinator or outbox relay does, leader or not). */
+async function appendThrough(broker: TestBroker, topicId: string, data: Buffer) {
+  const p = (await broker.context.logs.partition(topicId, 0))!;
+  return broker.context.logs.append(p, [{ data, header: readBatchHeaderAt(data, 0)! }]);
 }
 
 async function produce(c: RawClient, topic: string, producerId: bigint, baseSequence: number, value: string) {
@@ -57,58 +75,58 @@ async function untilHighWatermark(c: RawClient, topic: string, hw: bigint) {
 describe("a partition's write-side state across brokers", () => {
   it("judges an idempotent producer's next batch on the sequences another broker appended", async () => {
     await createTopic('seq-across');
+    const { leader, toLeader, other, topicId } = await roles('seq-across');
     const { producerId } = await toA.request(InitProducerIdApi, 4, { transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
-    expect((await produce(toA, 'seq-across', producerId, 0, 'zero')).baseOffset).toBe(0n);
-    // The producer moves to the other broker (a leader change, say) for one batch, then comes back.
-    expect((await produce(toB, 'seq-across', producerId, 1, 'one')).baseOffset).toBe(1n);
-    await untilHighWatermark(toA, 'seq-across', 2n);
-    const retried = await produce(toA, 'seq-across', producerId, 1, 'one');
+    expect((await produce(toLeader, 'seq-across', producerId, 0, 'zero')).baseOffset).toBe(0n);
+    // The producer's next batch is appended by the other broker (as one that led the partition a moment ago would have).
+    const one = buildBatch({ producerId, producerEpoch: 0, baseSequence: 1, records: [{ key: null, value: Buffer.from('one') }] });
+    expect((await appendThrough(other, topicId, one)).baseOffset).toBe(1n);
+    await untilHighWatermark(toLeader, 'seq-across', 2n);
+    const retried = await produce(toLeader, 'seq-across', producerId, 1, 'one');
     expect(retried).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 1n });
-    const next = await produce(toA, 'seq-across', producerId, 2, 'two');
+    const next = await produce(toLeader, 'seq-across', producerId, 2, 'two');
     expect(next).toMatchObject({ errorCode: ErrorCode.NONE, baseOffset: 2n });
-    expect(await a.query('SELECT 1 FROM batches b JOIN topics t USING (topic_id) WHERE t.name = $1', ['seq-across'])).toHaveLength(3);
+    expect(await leader.query('SELECT 1 FROM batches b JOIN topics t USING (topic_id) WHERE t.name = $1', ['seq-across'])).toHaveLength(3);
   });
 
   it('holds the last stable offset at a transaction another broker opened', async () => {
     await createTopic('txn-across');
-    await produce(toA, 'txn-across', -1n, -1, 'plain');
-    const [{ topic_id: topicId }] = await a.query<{ topic_id: string }>("SELECT topic_id FROM topics WHERE name = 'txn-across'");
-    // Broker B appends a transactional batch (as a transactional producer's Produce through B would).
-    const { producerId } = await toB.request(InitProducerIdApi, 4, { transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
+    const { toLeader, other, topicId } = await roles('txn-across');
+    await produce(toLeader, 'txn-across', -1n, -1, 'plain');
+    // The other broker appends a transactional batch.
+    const { producerId } = await toA.request(InitProducerIdApi, 4, { transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
     const data = buildBatch({ producerId, producerEpoch: 0, baseSequence: 0, isTransactional: true, records: [{ key: null, value: Buffer.from('in txn') }] });
-    const onB = (await b.context.logs.partition(topicId, 0))!;
-    const appended = await b.context.logs.append(onB, [{ data, header: readBatchHeaderAt(data, 0)! }]);
+    const appended = await appendThrough(other, topicId, data);
     expect(appended.baseOffset).toBe(1n);
-    expect(await latest(toB, 'txn-across', READ_COMMITTED)).toBe(1n);
-    await untilHighWatermark(toA, 'txn-across', 2n);
-    expect(await latest(toA, 'txn-across', READ_COMMITTED)).toBe(1n);
-    // A plain append through A after it: A's last stable offset still stops at the open transaction.
-    await produce(toA, 'txn-across', -1n, -1, 'after');
-    expect(await latest(toA, 'txn-across', READ_UNCOMMITTED)).toBe(3n);
-    expect(await latest(toA, 'txn-across', READ_COMMITTED)).toBe(1n);
+    expect((await other.context.logs.partition(topicId, 0))!.lastStableOffset).toBe(1n);
+    await untilHighWatermark(toLeader, 'txn-across', 2n);
+    expect(await latest(toLeader, 'txn-across', READ_COMMITTED)).toBe(1n);
+    // A plain append through the leader after it: its last stable offset still stops at the open transaction.
+    await produce(toLeader, 'txn-across', -1n, -1, 'after');
+    expect(await latest(toLeader, 'txn-across', READ_UNCOMMITTED)).toBe(3n);
+    expect(await latest(toLeader, 'txn-across', READ_COMMITTED)).toBe(1n);
   });
 
   it('sees a transaction another broker opened when its own append finds the log moved on, before any announcement', async () => {
     await createTopic('txn-unannounced');
-    const [{ topic_id: topicId }] = await a.query<{ topic_id: string }>("SELECT topic_id FROM topics WHERE name = 'txn-unannounced'");
-    await produce(toA, 'txn-unannounced', -1n, -1, 'plain');
-    // B's announcements are not heard by A (as if they were still on the way).
-    const onA = (await a.context.logs.partition(topicId, 0))!;
-    const heard = a.context.logs.onAppendNotification.bind(a.context.logs);
-    a.context.logs.onAppendNotification = (payload: string) => {
+    const { leader, toLeader, other, topicId } = await roles('txn-unannounced');
+    await produce(toLeader, 'txn-unannounced', -1n, -1, 'plain');
+    // The other broker's announcements are not heard by the leader (as if they were still on the way).
+    const onLeader = (await leader.context.logs.partition(topicId, 0))!;
+    const heard = leader.context.logs.onAppendNotification.bind(leader.context.logs);
+    leader.context.logs.onAppendNotification = (payload: string) => {
       if (!payload.includes(topicId)) heard(payload);
     };
     try {
-      const { producerId } = await toB.request(InitProducerIdApi, 4, { transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
+      const { producerId } = await toA.request(InitProducerIdApi, 4, { transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
       const data = buildBatch({ producerId, producerEpoch: 0, baseSequence: 0, isTransactional: true, records: [{ key: null, value: Buffer.from('in txn') }] });
-      const onB = (await b.context.logs.partition(topicId, 0))!;
-      expect((await b.context.logs.append(onB, [{ data, header: readBatchHeaderAt(data, 0)! }])).baseOffset).toBe(1n);
-      expect(onA.highWatermark).toBe(1n);
-      expect((await produce(toA, 'txn-unannounced', -1n, -1, 'after')).baseOffset).toBe(2n);
-      expect(await latest(toA, 'txn-unannounced', READ_UNCOMMITTED)).toBe(3n);
-      expect(await latest(toA, 'txn-unannounced', READ_COMMITTED)).toBe(1n);
+      expect((await appendThrough(other, topicId, data)).baseOffset).toBe(1n);
+      expect(onLeader.highWatermark).toBe(1n);
+      expect((await produce(toLeader, 'txn-unannounced', -1n, -1, 'after')).baseOffset).toBe(2n);
+      expect(await latest(toLeader, 'txn-unannounced', READ_UNCOMMITTED)).toBe(3n);
+      expect(await latest(toLeader, 'txn-unannounced', READ_COMMITTED)).toBe(1n);
     } finally {
-      a.context.logs.onAppendNotification = heard;
+      leader.context.logs.onAppendNotification = heard;
     }
   });
 });

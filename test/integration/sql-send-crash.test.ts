@@ -8,6 +8,7 @@ import { ErrorCode } from '../../src/protocol/errors.js';
 import { CreateTopicsApi } from '../../src/protocol/messages/index.js';
 import { scratchSchema, testDatabaseUrl } from '../support/broker.js';
 import { freePort, spawnBroker, type BrokerProcess } from '../support/broker-process.js';
+import { leadersOf, until } from '../support/cluster.js';
 import { RawClient } from '../support/raw-client.js';
 import { fetchRecords, inTransaction } from '../support/sql-send.js';
 import { sleep } from '../support/wait.js';
@@ -136,8 +137,10 @@ describe('producing from SQL with two brokers on one schema', () => {
           }
         }),
       );
-      // Read through the second broker: what it serves includes the first broker's appends.
-      const client = await RawClient.connect(`127.0.0.1:${ports[1]}`);
+      // Each partition read through its leader: what it serves includes the other broker's relayed appends.
+      let leaders: { leader: number }[] = [];
+      await until('both partitions have a leader', async () => (leaders = await leadersOf(`127.0.0.1:${ports[0]}`, 'two-relays')).every((l) => l.leader > 0));
+      const clients = await Promise.all(ports.map((port) => RawClient.connect(`127.0.0.1:${port}`)));
       const byKey = new Map<string, string[]>();
       try {
         const deadline = Date.now() + 30_000;
@@ -147,7 +150,7 @@ describe('producing from SQL with two brokers on one schema', () => {
           total = 0;
           for (let p = 0; p < 2; p++) {
             for (let from = 0n; ;) {
-              const { records } = await fetchRecords(client, 'two-relays', p, from);
+              const { records } = await fetchRecords(clients[leaders[p]!.leader - 1]!, 'two-relays', p, from);
               if (records.length === 0) break;
               for (const r of records) byKey.set(r.key!.toString(), [...(byKey.get(r.key!.toString()) ?? []), r.value!.toString()]);
               total += records.length;
@@ -157,7 +160,7 @@ describe('producing from SQL with two brokers on one schema', () => {
           if (total < 160) await sleep(200);
         }
       } finally {
-        client.close();
+        for (const c of clients) c.close();
       }
       expect(Object.fromEntries(byKey)).toEqual(Object.fromEntries(committed));
       const { rows } = await app.query<{ n: string }>(`SELECT (SELECT count(*) FROM ${shared}.outbox) + (SELECT count(*) FROM ${shared}.outbox_commits) AS n`);

@@ -32,6 +32,7 @@ describe('topic config definitions', () => {
       'delete.retention.ms',
       'max.compaction.lag.ms',
       'max.message.bytes',
+      'message.downconversion.enable',
       'message.timestamp.after.max.ms',
       'message.timestamp.before.max.ms',
       'message.timestamp.difference.max.ms',
@@ -111,7 +112,9 @@ describe('resolveTopicConfig', () => {
       messageTimestampBeforeMaxMs: LONG_MAX,
       messageTimestampAfterMaxMs: 3600000,
       compressionType: 'producer',
+      messageDownconversionEnable: true,
     });
+    expect(resolveTopicConfig({ 'message.downconversion.enable': 'false' }, kafkaDefaults).messageDownconversionEnable).toBe(false);
     const broker = brokerWith({ logRetentionMs: 1000, logCleanupPolicy: 'compact', compressionType: 'zstd', messageMaxBytes: 500 });
     expect(resolveTopicConfig({}, broker)).toMatchObject({ retentionMs: 1000, cleanupPolicy: { delete: false, compact: true }, compressionType: 'zstd', maxMessageBytes: 500 });
     expect(resolveTopicConfig({ 'retention.ms': ' -1 ', 'cleanup.policy': 'delete, compact', 'min.cleanable.dirty.ratio': '0.1', 'message.timestamp.type': 'LogAppendTime' }, broker)).toMatchObject({

@@ -20,9 +20,13 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
  * - `after-commit`: the whole statement and its commit reach PostgreSQL, its
  *   answer does not (committed, unacknowledged);
  * - `{ afterMs }`: the whole statement goes through and the answer is held;
- *   the connection is cut that long after the Sync was forwarded.
+ *   the connection is cut that long after the Sync was forwarded;
+ * - `hold-answer`: the whole statement goes through and the answer is held
+ *   until PostgreSQL's side closes (the server died), then the broker's side
+ *   is cut: the commit's answer is lost with its server (not in CUT_POINTS:
+ *   the test must end the server).
  */
-export type CutPoint = 'before-bind' | 'mid-bind' | 'before-sync' | 'hold-before-sync' | 'late-sync' | 'after-commit' | { afterMs: number };
+export type CutPoint = 'before-bind' | 'mid-bind' | 'before-sync' | 'hold-before-sync' | 'late-sync' | 'after-commit' | 'hold-answer' | { afterMs: number };
 
 export const CUT_POINTS: readonly CutPoint[] = ['before-bind', 'mid-bind', 'before-sync', 'hold-before-sync', 'late-sync', 'after-commit', { afterMs: 0 }, { afterMs: 2 }];
 
@@ -138,7 +142,7 @@ export class PgProxy {
     client.on('error', () => {});
     server.on('error', () => {});
     client.on('close', () => cut === null && server.destroy());
-    server.on('close', () => client.destroy());
+    server.on('close', () => (cut?.point === 'hold-answer' ? finish(false) : client.destroy()));
 
     const fromClient = new Frames(true);
     const fromServer = new Frames(false);

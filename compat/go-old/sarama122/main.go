@@ -63,6 +63,16 @@ func main() {
 		}
 		conf.Version = parsed
 	}
+	// SARAMA_COMPRESSION (gzip, snappy, lz4): produce compressed message sets, and read them back.
+	compression := os.Getenv("SARAMA_COMPRESSION")
+	switch compression {
+	case "gzip":
+		conf.Producer.Compression = sarama.CompressionGZIP
+	case "snappy":
+		conf.Producer.Compression = sarama.CompressionSnappy
+	case "lz4":
+		conf.Producer.Compression = sarama.CompressionLZ4
+	}
 	conf.Producer.Return.Successes = true
 	conf.Producer.Partitioner = sarama.NewManualPartitioner
 	conf.Producer.RequiredAcks = sarama.WaitForAll
@@ -119,30 +129,34 @@ func main() {
 	})
 
 	// Fetch: v0 by default, v2 from 0.10, v4+ from 0.11.
-	step("fetch", func() (interface{}, error) {
+	read := func(topic string, n int) (interface{}, error) {
 		consumer, err := sarama.NewConsumerFromClient(client)
 		if err != nil {
 			return nil, err
 		}
 		defer consumer.Close()
-		pc, err := consumer.ConsumePartition(in.Prefilled, 0, sarama.OffsetOldest)
+		pc, err := consumer.ConsumePartition(topic, 0, sarama.OffsetOldest)
 		if err != nil {
 			return nil, err
 		}
 		defer pc.Close()
 		var values []string
-		for len(values) < in.Records {
+		for len(values) < n {
 			select {
 			case m := <-pc.Messages():
 				values = append(values, string(m.Value))
 			case e := <-pc.Errors():
 				return nil, e
 			case <-time.After(10 * time.Second):
-				return nil, fmt.Errorf("read %d of %d records", len(values), in.Records)
+				return nil, fmt.Errorf("read %d of %d records", len(values), n)
 			}
 		}
 		return values, nil
-	})
+	}
+	step("fetch", func() (interface{}, error) { return read(in.Prefilled, in.Records) })
+	if compression != "" {
+		step("fetch produced", func() (interface{}, error) { return read(topic, 3) })
+	}
 
 	// OffsetManager: FindCoordinator v0, OffsetCommit v1 (always, in 1.22) and OffsetFetch v1.
 	step("commit and fetch offsets", func() (interface{}, error) {

@@ -77,6 +77,8 @@ type fetchArgs struct {
 	Partitions []int32 `json:"partitions"`
 	Offset     *int64  `json:"offset"`
 	Committed  bool    `json:"readCommitted"`
+	// MaxBytes bounds each fetch response (franz-go's FetchMaxBytes), so a read takes many fetches.
+	MaxBytes int32 `json:"maxBytes"`
 }
 
 // fetch reads group-less (ConsumePartitions) from an offset up to the end offsets.
@@ -111,7 +113,11 @@ func fetch(ctx context.Context, bootstrap string, a fetchArgs) (any, error) {
 	if a.Committed {
 		iso = kgo.ReadCommitted()
 	}
-	cl, err := client(bootstrap, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{a.Topic: assign}), kgo.FetchIsolationLevel(iso))
+	opts := []kgo.Opt{kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{a.Topic: assign}), kgo.FetchIsolationLevel(iso)}
+	if a.MaxBytes > 0 {
+		opts = append(opts, kgo.FetchMaxBytes(a.MaxBytes), kgo.FetchMaxPartitionBytes(a.MaxBytes))
+	}
+	cl, err := client(bootstrap, opts...)
 	if err != nil {
 		return nil, err
 	}

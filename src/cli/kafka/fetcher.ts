@@ -12,6 +12,10 @@ import type { KafkaClient } from './client.js';
 const FETCH_CAP = 12;
 const MAX_WAIT_MS = 500;
 
+/** Errors on which a partition's leader is looked up again rather than the fetch failing. */
+const LEADER_MOVED = new Set<number>([ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.FENCED_LEADER_EPOCH, ErrorCode.UNKNOWN_LEADER_EPOCH]);
+const LEADER_RETRY_MS = 200;
+
 export class Fetcher {
   /** partition → next offset to fetch */
   readonly positions: Map<number, bigint>;
@@ -32,6 +36,11 @@ export class Fetcher {
     const leaders = (this.leaders ??= await this.client.leaders(this.topic));
     const byLeader = new Map<number, number[]>();
     for (const p of partitions) byLeader.set(leaders.get(p)!, [...(byLeader.get(leaders.get(p)!) ?? []), p]);
+    // A partition without a live leader (its broker died a moment ago): looked up again after a pause.
+    if (byLeader.delete(-1)) {
+      this.leaders = null;
+      await new Promise((r) => setTimeout(r, LEADER_RETRY_MS));
+    }
     const rounds = await Promise.all([...byLeader].map(([leader, ps]) => this.fetchFrom(leader, ps)));
     return rounds.flat();
   }
@@ -67,6 +76,10 @@ export class Fetcher {
           throw new CliError(
             `topic ${this.topic} partition ${p.partitionIndex}: offset ${this.positions.get(p.partitionIndex)} is out of range (log start ${p.logStartOffset}, high watermark ${p.highWatermark})`,
           );
+        if (LEADER_MOVED.has(p.errorCode)) {
+          this.leaders = null; // the partition moved to another broker: its leader is looked up again
+          continue;
+        }
         if (p.errorCode !== 0) throw new CliError(`topic ${this.topic} partition ${p.partitionIndex}: ${errorName(p.errorCode)}`);
         this.highWatermarks.set(p.partitionIndex, p.highWatermark);
         const buf = Array.isArray(p.records) ? Buffer.concat(p.records) : p.records;

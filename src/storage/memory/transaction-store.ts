@@ -1,4 +1,4 @@
-import type { PendingTxnOffset, StoredTransaction } from '../transaction-types.js';
+import type { OffsetsGuard, PendingTxnOffset, StoredTransaction } from '../transaction-types.js';
 import { compareText, key, text, utf8RoundTrip, type MemoryDatabase } from './database.js';
 
 const IDLE_STATES = new Set(['Empty', 'CompleteCommit', 'CompleteAbort']);
@@ -31,13 +31,27 @@ export class MemoryTransactionStore {
     this.write(t);
   }
 
-  async stageOffsets(transactionalId: string, offsets: readonly PendingTxnOffset[]): Promise<void> {
-    if (offsets.length === 0) return;
-    text(transactionalId);
+  async get(transactionalId: string): Promise<StoredTransaction | null> {
+    const t = this.db.transactions.get(transactionalId);
+    return t ? copyTxn(t) : null;
+  }
+
+  async stageOffsets(guard: OffsetsGuard, offsets: readonly PendingTxnOffset[]): Promise<boolean> {
+    if (offsets.length === 0) return false;
+    text(guard.transactionalId);
     const rows = offsets.map((o) => ({ ...o, groupId: text(o.groupId), topic: text(o.topic), metadata: utf8RoundTrip(o.metadata) }));
-    const staged = this.db.txnOffsets.get(transactionalId) ?? new Map<string, PendingTxnOffset>();
+    const t = this.db.transactions.get(guard.transactionalId);
+    if (!t || t.producerId !== guard.producerId || t.producerEpoch !== guard.producerEpoch || t.state !== 'Ongoing' || !t.groups.includes(guard.groupId)) return false;
+    const staged = this.db.txnOffsets.get(guard.transactionalId) ?? new Map<string, PendingTxnOffset>();
     for (const o of rows) staged.set(key(o.groupId, o.topic, o.partition), o);
-    this.db.txnOffsets.set(transactionalId, staged);
+    this.db.txnOffsets.set(guard.transactionalId, staged);
+    return true;
+  }
+
+  async pendingOffsets(groupId: string): Promise<{ topic: string; partition: number }[]> {
+    const out = new Map<string, { topic: string; partition: number }>();
+    for (const staged of this.db.txnOffsets.values()) for (const o of staged.values()) if (o.groupId === groupId) out.set(key(o.topic, o.partition), { topic: o.topic, partition: o.partition });
+    return [...out.values()];
   }
 
   async complete(t: StoredTransaction, commit: boolean): Promise<void> {

@@ -6,8 +6,17 @@
 // outcome is settled first, with PostgreSQL, before anyone is answered:
 // 1. the backend that ran the statement is ended (pg_terminate_backend,
 //    waiting for it to exit), so its transaction is over for good, committed
-//    or rolled back, and cannot commit after we looked;
-// 2. any transaction still holding the partitions' rows is waited for;
+//    or rolled back, and cannot commit after we looked. After a failover
+//    (DATABASE_URL with several hosts) the backend lived on the old primary,
+//    which the broker no longer reaches: its commit counts only if it reached
+//    the new primary before promotion, and nothing arrives there afterwards
+//    (the old primary must be fenced, as every failover does);
+// 2. any transaction still holding the partitions' rows is waited for. With
+//    a synchronous standby this also keeps an unreplicated commit from being
+//    acknowledged: a backend ended while it waited for the standby leaves its
+//    commit visible on the primary only (PostgreSQL warns "canceling wait for
+//    synchronous replication"), but this row-locking statement writes WAL after
+//    it, and its own commit waits for the standby to have both;
 // 3. the batches are looked for from the log end the broker knew before the
 //    statement: each must be stored byte for byte as sent (apart from the base
 //    offset and partition leader epoch, which the broker rewrites), at the
@@ -15,6 +24,7 @@
 //    committed, at that base offset; none means not stored.
 // None of this runs on the hot path: a statement that answers costs nothing more.
 import pg from 'pg';
+import { serverOf } from './hosts.js';
 import { byteaArray, int4Array, int8Array } from './wire/binary-array.js';
 
 /** The batch header bytes from the magic byte through the record count: everything the broker leaves as sent (CRC included). */
@@ -31,6 +41,8 @@ export class OutcomeUnknown extends Error {
   constructor(
     /** The PostgreSQL backend that ran it (null if unknown). */
     readonly backendPid: number | null,
+    /** The server (host:port) it ran on. */
+    readonly server: string,
     readonly lost: Error,
   ) {
     super(`connection lost during an append, outcome unknown: ${lost.message}`);
@@ -66,7 +78,7 @@ export async function runAppendStatement<R extends pg.QueryResultRow>(pool: pg.P
       const definite = err instanceof pg.DatabaseError && err.severity === 'ERROR';
       client.release(err && !definite ? err : undefined);
       if (!err) resolve(res);
-      else reject(definite ? err : new OutcomeUnknown(pid, err));
+      else reject(definite ? err : new OutcomeUnknown(pid, serverOf(client), err));
     });
   });
 }
@@ -78,7 +90,7 @@ export async function settleLostAppends(pool: pg.Pool, appends: readonly LostApp
   const deadline = Date.now() + SETTLE_MS;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await settle(pool, appends, lost.backendPid);
+      return await settle(pool, appends, lost);
     } catch (err) {
       if (pool.ending || Date.now() >= deadline) {
         throw new OutcomeUnsettled(`${lost.message}; settling it failed: ${(err as Error).message}`);
@@ -88,11 +100,13 @@ export async function settleLostAppends(pool: pg.Pool, appends: readonly LostApp
   }
 }
 
-async function settle(pool: pg.Pool, appends: readonly LostAppend[], backendPid: number | null): Promise<Settled[]> {
+async function settle(pool: pg.Pool, appends: readonly LostAppend[], lost: OutcomeUnknown): Promise<Settled[]> {
   const client = await pool.connect();
   let broken: Error | undefined;
+  const backendPid = lost.backendPid;
   try {
-    if (backendPid !== null) {
+    // A pid names a backend of one server only: on another (a promoted standby) it may be someone else's.
+    if (backendPid !== null && serverOf(client) === lost.server) {
       // Only a backend of this role and database, never this one (a pid may be reused once its backend is gone).
       const ours = 'pid = $1 AND pid <> pg_backend_pid() AND usename = current_user AND datname = current_database()';
       // Polled here rather than with pg_terminate_backend's own wait, which looks only every 100 ms.

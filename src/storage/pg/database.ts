@@ -1,6 +1,8 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import { locatorFor, NoAcceptableHost, type DatabaseHost } from './hosts.js';
+import { oneOffClient } from './pool.js';
 import type { Logger } from '../../observability/logger.js';
 import { LogCode } from '../../observability/log-codes.js';
 import { chooseDataDir, descendsFrom, isAlive, isBrokerProcess, isPostgresOf, readOwner, readPostmaster, removeOwner, writeOwner, type Owner } from './embedded-data-dir.js';
@@ -47,20 +49,32 @@ const STALE_FAST_SHUTDOWN_MS = 30_000;
  */
 export async function openDatabase(options: DatabaseOptions, log: Logger): Promise<Database> {
   if (options.databaseUrl) {
-    await probe(options.databaseUrl, options.databaseConnectTimeoutMs);
-    return { connectionString: options.databaseUrl, kind: 'external', announce: () => {}, stop: async () => {} };
+    // Several hosts: which one the connections go to, at start-up and after each failover.
+    const locator = locatorFor(options.databaseUrl);
+    const onChosen = (host: DatabaseHost, passedOver: string[]) =>
+      log.info({ host: `${host.host}:${host.port}`, passedOver, code: LogCode.DATABASE_HOST_CHOSEN }, `PostgreSQL connections go to ${host.host}:${host.port}`);
+    locator?.on('chosen', onChosen);
+    const unwatch = async () => void locator?.off('chosen', onChosen);
+    try {
+      await probe(options.databaseUrl, options.databaseConnectTimeoutMs);
+    } catch (err) {
+      await unwatch();
+      throw err;
+    }
+    return { connectionString: options.databaseUrl, kind: 'external', announce: () => {}, stop: unwatch };
   }
   return openEmbedded(options, log);
 }
 
 /** Connects once and runs a query, so an unreachable, wrong or silent server fails start-up at once with a message naming the setting. */
 async function probe(connectionString: string, timeoutMs: number): Promise<void> {
-  const client = new pg.Client({ connectionString, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
+  const client = oneOffClient({ connectionString, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
   client.on('error', () => {});
   try {
     await client.connect();
     await client.query('SELECT 1');
   } catch (err) {
+    if (err instanceof NoAcceptableHost) throw new DatabaseStartError(`${err.message}: start PostgreSQL (or promote a standby), or fix DATABASE_URL`);
     throw new DatabaseStartError(explainConnectError(err as Error & { code?: string }, client, timeoutMs));
   } finally {
     await client.end().catch(() => {});

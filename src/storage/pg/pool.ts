@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { connectionFor } from './hosts.js';
 
 // int8 as bigint end to end (offsets, timestamps, producer ids); node-postgres
 // would otherwise return strings.
@@ -29,10 +30,11 @@ export interface PoolOptions {
  * while checked out (between the statements of a transaction, or during its
  * ROLLBACK) raised an uncaught exception. The statement in flight fails on
  * its own; the pool drops the broken client when it is released.
+ * A DATABASE_URL listing several hosts connects to the one hosts.ts chooses.
  */
 export function createPool(options: PoolOptions): pg.Pool {
   const pool = new pg.Pool({
-    connectionString: options.connectionString,
+    ...connectionFor(options.connectionString),
     max: options.max,
     types: pgTypes,
     application_name: options.applicationName ?? 'pgkafka',
@@ -48,13 +50,20 @@ function ignoreCheckedOutError(): void {
 }
 
 export function createClient(options: Omit<PoolOptions, 'max'>): pg.Client {
-  return new pg.Client({
-    connectionString: options.connectionString,
+  const { Client, connectionString } = connectionFor(options.connectionString);
+  return new Client({
+    connectionString,
     types: pgTypes,
     application_name: options.applicationName ?? 'pgkafka',
     options: `-c search_path=${options.schema}`,
     keepAlive: true,
   });
+}
+
+/** A client for a one-off task (migrations, start-up checks, dropping a schema), going where DATABASE_URL's hosts say. */
+export function oneOffClient(config: pg.ClientConfig & { connectionString: string }): pg.Client {
+  const { Client, connectionString } = connectionFor(config.connectionString);
+  return new Client({ ...config, connectionString });
 }
 
 /** Thrown inside inTransaction to roll back and return `value` instead of committing. */

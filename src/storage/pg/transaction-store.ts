@@ -1,9 +1,9 @@
 import type pg from 'pg';
 import { metadataBytes, metadataString } from './group-store.js';
 import { inTransaction } from './pool.js';
-import type { PendingTxnOffset, StoredTransaction, TxnPartition } from '../transaction-types.js';
+import type { OffsetsGuard, PendingTxnOffset, StoredTransaction, TxnPartition } from '../transaction-types.js';
 
-export type { PendingTxnOffset, StoredTransaction, TxnPartition } from '../transaction-types.js';
+export type { OffsetsGuard, PendingTxnOffset, StoredTransaction, TxnPartition } from '../transaction-types.js';
 
 interface TransactionRow {
   transactional_id: string;
@@ -23,6 +23,19 @@ INSERT INTO transactions (transactional_id, producer_id, producer_epoch, last_pr
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now())
 ON CONFLICT (transactional_id) DO UPDATE SET producer_id = $2, producer_epoch = $3, last_producer_epoch = $4, timeout_ms = $5,
   state = $6, start_time = $7, partitions = $8, groups = $9, updated_at = now()`;
+
+const fromRow = (r: TransactionRow): StoredTransaction => ({
+  transactionalId: r.transactional_id,
+  producerId: r.producer_id,
+  producerEpoch: r.producer_epoch,
+  lastProducerEpoch: r.last_producer_epoch,
+  timeoutMs: r.timeout_ms,
+  state: r.state,
+  startTime: r.start_time,
+  partitions: r.partitions,
+  groups: r.groups,
+  updatedAt: r.updated_at,
+});
 
 const saveParams = (t: StoredTransaction) => [t.transactionalId, t.producerId, t.producerEpoch, t.lastProducerEpoch, t.timeoutMs, t.state, t.startTime, JSON.stringify(t.partitions), t.groups];
 
@@ -44,18 +57,7 @@ export class TransactionStore {
       byTxn.set(r.transactional_id, list);
     }
     return {
-      transactions: txns.rows.map((r) => ({
-        transactionalId: r.transactional_id,
-        producerId: r.producer_id,
-        producerEpoch: r.producer_epoch,
-        lastProducerEpoch: r.last_producer_epoch,
-        timeoutMs: r.timeout_ms,
-        state: r.state,
-        startTime: r.start_time,
-        partitions: r.partitions,
-        groups: r.groups,
-        updatedAt: r.updated_at,
-      })),
+      transactions: txns.rows.map(fromRow),
       offsets: byTxn,
     };
   }
@@ -70,24 +72,50 @@ export class TransactionStore {
     await this.pool.query(SAVE_SQL, saveParams(t));
   }
 
-  /** TxnOffsetCommit: stages the offsets under the transaction (a later commit of the same partition replaces it). */
-  async stageOffsets(transactionalId: string, offsets: readonly PendingTxnOffset[]): Promise<void> {
-    if (offsets.length === 0) return;
-    await this.pool.query(
-      `INSERT INTO txn_offsets (transactional_id, group_id, topic, partition, committed_offset, leader_epoch, metadata)
-       SELECT $1, g, t, p, o, e, m FROM unnest($2::text[], $3::text[], $4::int4[], $5::int8[], $6::int4[], $7::bytea[]) AS u(g, t, p, o, e, m)
+  /** transactions_select: one transactional id's state. */
+  async get(transactionalId: string): Promise<StoredTransaction | null> {
+    const { rows } = await this.pool.query<TransactionRow>('SELECT * FROM transactions WHERE transactional_id = $1', [transactionalId]);
+    return rows[0] ? fromRow(rows[0]) : null;
+  }
+
+  /**
+   * txn_offsets_stage: stages the offsets while the transaction is the
+   * producer's, Ongoing, with the group added. The transaction's row is held
+   * (FOR SHARE) until the staging commits, so a PrepareCommit stored by its
+   * coordinator, on whichever broker, waits for it and then applies it.
+   */
+  async stageOffsets(guard: OffsetsGuard, offsets: readonly PendingTxnOffset[]): Promise<boolean> {
+    if (offsets.length === 0) return false;
+    const { rowCount } = await this.pool.query(
+      `WITH txn AS (
+         SELECT transactional_id FROM transactions
+         WHERE transactional_id = $1 AND producer_id = $8 AND producer_epoch = $9 AND state = 'Ongoing' AND $10 = ANY(groups)
+         FOR SHARE
+       )
+       INSERT INTO txn_offsets (transactional_id, group_id, topic, partition, committed_offset, leader_epoch, metadata)
+       SELECT txn.transactional_id, g, t, p, o, e, m FROM txn, unnest($2::text[], $3::text[], $4::int4[], $5::int8[], $6::int4[], $7::bytea[]) AS u(g, t, p, o, e, m)
        ON CONFLICT (transactional_id, group_id, topic, partition) DO UPDATE SET committed_offset = excluded.committed_offset,
          leader_epoch = excluded.leader_epoch, metadata = excluded.metadata`,
       [
-        transactionalId,
+        guard.transactionalId,
         offsets.map((o) => o.groupId),
         offsets.map((o) => o.topic),
         offsets.map((o) => o.partition),
         offsets.map((o) => o.committedOffset.toString()),
         offsets.map((o) => o.leaderEpoch),
         offsets.map((o) => metadataBytes(o.metadata)),
+        guard.producerId,
+        guard.producerEpoch,
+        guard.groupId,
       ],
     );
+    return (rowCount ?? 0) > 0;
+  }
+
+  /** txn_offsets_select_group: the group's partitions with offsets staged by a transaction not yet completed. */
+  async pendingOffsets(groupId: string): Promise<{ topic: string; partition: number }[]> {
+    const { rows } = await this.pool.query<{ topic: string; partition: number }>('SELECT DISTINCT topic, partition FROM txn_offsets WHERE group_id = $1', [groupId]);
+    return rows;
   }
 
   /**

@@ -25,6 +25,9 @@ const offset = (over: Partial<PendingTxnOffset> = {}): PendingTxnOffset => ({
   ...over,
 });
 
+/** The guard of tx-a as txn() stores it. */
+const guard = { transactionalId: 'tx-a', producerId: 4_000_000_000n, producerEpoch: 3, groupId: 'billing' };
+
 const withoutUpdatedAt = ({ updatedAt: _u, ...t }: StoredTransaction) => t;
 
 export function transactionStorageContract(h: HarnessRef): void {
@@ -61,20 +64,43 @@ export function transactionStorageContract(h: HarnessRef): void {
     it('stages offsets per transactional id; a later stage of the same partition replaces it', async () => {
       const store = h().transactions;
       await store.save(txn());
-      await store.stageOffsets('tx-a', [offset(), offset({ partition: 1, metadata: null })]);
-      await store.stageOffsets('tx-a', [offset({ committedOffset: 43n, metadata: 'nul\u0000inside' })]);
-      await store.stageOffsets('tx-a', []);
+      expect(await store.stageOffsets(guard, [offset(), offset({ partition: 1, metadata: null })])).toBe(true);
+      expect(await store.stageOffsets(guard, [offset({ committedOffset: 43n, metadata: 'nul\u0000inside' })])).toBe(true);
+      expect(await store.stageOffsets(guard, [])).toBe(false);
       const staged = (await store.loadAll()).offsets.get('tx-a')!;
       const byPartition = [...staged].sort((a, b) => a.partition - b.partition);
       expect(byPartition).toEqual([offset({ committedOffset: 43n, metadata: 'nul\u0000inside' }), offset({ partition: 1, metadata: null })]);
       expect((await store.loadAll()).offsets.has('tx-b')).toBe(false);
     });
 
+    it("stages only under the producer's ongoing transaction with the group added; pending offsets are listed by group", async () => {
+      const store = h().transactions;
+      expect(await store.stageOffsets(guard, [offset()])).toBe(false); // no such transaction
+      await store.save(txn());
+      expect(await store.stageOffsets({ ...guard, producerEpoch: 2 }, [offset()])).toBe(false);
+      expect(await store.stageOffsets({ ...guard, producerId: 7n }, [offset()])).toBe(false);
+      expect(await store.stageOffsets({ ...guard, groupId: 'audit' }, [offset({ groupId: 'audit' })])).toBe(false);
+      await store.save(txn({ state: 'PrepareCommit' }));
+      expect(await store.stageOffsets(guard, [offset()])).toBe(false);
+      expect(await store.pendingOffsets('billing')).toEqual([]);
+      await store.save(txn());
+      expect(await store.stageOffsets(guard, [offset(), offset({ partition: 3 })])).toBe(true);
+      expect((await store.pendingOffsets('billing')).sort((a, b) => a.partition - b.partition)).toEqual([
+        { topic: 'orders', partition: 0 },
+        { topic: 'orders', partition: 3 },
+      ]);
+      expect(await store.pendingOffsets('audit')).toEqual([]);
+      expect(withoutUpdatedAt((await store.get('tx-a'))!)).toEqual(txn());
+      expect(await store.get('tx-b')).toBeNull();
+    });
+
     it("a commit makes the staged offsets the group's committed offsets, replacing older ones, and records the final state", async () => {
       const { transactions: store, committedOffsets, commitOffset } = h();
       await commitOffset({ groupId: 'billing', topic: 'orders', partition: 0, committedOffset: 7n, leaderEpoch: 1, metadata: 'old' });
       await store.save(txn());
-      await store.stageOffsets('tx-a', [offset(), offset({ groupId: 'audit', partition: 4 })]);
+      await store.save(txn({ groups: ['billing', 'audit'] }));
+      await store.stageOffsets(guard, [offset()]);
+      await store.stageOffsets({ ...guard, groupId: 'audit' }, [offset({ groupId: 'audit', partition: 4 })]);
       await store.complete(txn({ state: 'CompleteCommit', partitions: [], groups: [] }), true);
 
       expect(await committedOffsets('billing')).toEqual([{ groupId: 'billing', topic: 'orders', partition: 0, committedOffset: 42n, leaderEpoch: 5, metadata: 'm' }]);
@@ -88,7 +114,7 @@ export function transactionStorageContract(h: HarnessRef): void {
       const { transactions: store, committedOffsets, commitOffset } = h();
       await commitOffset({ groupId: 'billing', topic: 'orders', partition: 0, committedOffset: 7n, leaderEpoch: 1, metadata: null });
       await store.save(txn());
-      await store.stageOffsets('tx-a', [offset()]);
+      await store.stageOffsets(guard, [offset()]);
       await store.complete(txn({ state: 'CompleteAbort', partitions: [], groups: [] }), false);
       expect(await committedOffsets('billing')).toEqual([{ groupId: 'billing', topic: 'orders', partition: 0, committedOffset: 7n, leaderEpoch: 1, metadata: null }]);
       const loaded = await store.loadAll();

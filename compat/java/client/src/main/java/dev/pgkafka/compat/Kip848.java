@@ -13,9 +13,13 @@ import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -294,6 +298,77 @@ final class Kip848 {
       producer.stop();
       for (Member m : all) m.stop.set(true);
       for (Member m : all) m.thread.join(30_000);
+    }
+  }
+
+  /**
+   * Issue 17's third scenario: one consumer of group "group" (protocol
+   * "groupProtocol") subscribed with "pattern" reads a record of the matching
+   * topic "existing"; then topic "later" is created and a record written to
+   * it. The result says whether (and how many ms after the topic's creation)
+   * the consumer was assigned the new topic and read its record. "re2j": true
+   * subscribes with a SubscriptionPattern, which the consumer protocol sends
+   * to the broker to resolve; else with a java.util.regex.Pattern, which the
+   * client matches against its metadata (refreshed every metadata.max.age.ms).
+   */
+  static Object regexSubscription(Runner run, JsonNode op) throws Exception {
+    String existing = op.path("existing").asText();
+    String later = op.path("later").asText();
+    Properties p = run.props(op);
+    p.put("group.id", op.path("group").asText());
+    p.put("group.protocol", op.path("groupProtocol").asText());
+    p.put("auto.offset.reset", "earliest");
+    Map<String, Object> out = new LinkedHashMap<>();
+    List<String> topicsAssigned = new ArrayList<>();
+    Map<String, String> read = new LinkedHashMap<>();
+    try (KafkaProducer<byte[], byte[]> producer = Records.producer(run.props(null)); KafkaConsumer<byte[], byte[]> consumer = Records.consumer(p)) {
+      producer.send(new ProducerRecord<>(existing, 0, null, "first".getBytes(StandardCharsets.UTF_8))).get();
+      ConsumerRebalanceListener listener = new ConsumerRebalanceListener() {
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> tps) {}
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> tps) {
+          for (TopicPartition tp : tps) if (!topicsAssigned.contains(tp.topic())) topicsAssigned.add(tp.topic());
+        }
+      };
+      if (op.path("re2j").asBoolean()) consumer.subscribe(new SubscriptionPattern(op.path("pattern").asText()), listener);
+      else consumer.subscribe(Pattern.compile(op.path("pattern").asText()), listener);
+      long deadline = System.currentTimeMillis() + 60_000;
+      while (!read.containsKey(existing) && System.currentTimeMillis() < deadline) {
+        for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) read.put(r.topic(), new String(r.value(), StandardCharsets.UTF_8));
+      }
+      out.put("readExisting", read.get(existing));
+      Admin admin = run.admin(Runner.JSON.createObjectNode());
+      admin.createTopics(List.of(new NewTopic(later, 1, (short) 1))).all().get();
+      long createdAt = System.currentTimeMillis();
+      producer.send(new ProducerRecord<>(later, 0, null, "later".getBytes(StandardCharsets.UTF_8))).get();
+      long assignedAfter = -1;
+      deadline = createdAt + op.path("waitMs").asLong(60_000);
+      while (!read.containsKey(later) && System.currentTimeMillis() < deadline) {
+        for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) read.put(r.topic(), new String(r.value(), StandardCharsets.UTF_8));
+        if (assignedAfter < 0 && topicsAssigned.contains(later)) assignedAfter = System.currentTimeMillis() - createdAt;
+      }
+      out.put("readLater", read.get(later));
+      out.put("assignedAfterMs", assignedAfter);
+      out.put("readAfterMs", read.containsKey(later) ? System.currentTimeMillis() - createdAt : -1);
+      out.put("topicsAssigned", topicsAssigned);
+    }
+    return out;
+  }
+
+  /** A SubscriptionPattern the broker refuses: what poll throws. */
+  static Object invalidSubscriptionPattern(Runner run, JsonNode op) {
+    Properties p = run.props(op);
+    p.put("group.id", op.path("group").asText());
+    p.put("group.protocol", "consumer");
+    try (KafkaConsumer<byte[], byte[]> consumer = Records.consumer(p)) {
+      consumer.subscribe(new SubscriptionPattern(op.path("pattern").asText()));
+      long deadline = System.currentTimeMillis() + 30_000;
+      while (System.currentTimeMillis() < deadline) consumer.poll(Duration.ofMillis(100));
+      return Map.of("error", "none");
+    } catch (Exception e) {
+      return Map.of("error", Runner.describe(e));
     }
   }
 }

@@ -131,6 +131,11 @@ final class Records {
       while (System.currentTimeMillis() < deadline && !caughtUp(consumer, tps, end)) {
         for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) records.add(json(r));
       }
+      // "idleMs": keep polling that long once caught up (fetches with nothing new).
+      long idleUntil = System.currentTimeMillis() + op.path("idleMs").asLong(0);
+      while (System.currentTimeMillis() < idleUntil) {
+        for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) records.add(json(r));
+      }
       Map<String, Long> positions = new LinkedHashMap<>();
       for (TopicPartition tp : tps) positions.put(String.valueOf(tp.partition()), consumer.position(tp));
       Map<String, Long> ends = new LinkedHashMap<>();

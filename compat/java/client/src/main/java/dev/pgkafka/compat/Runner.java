@@ -69,6 +69,8 @@ public final class Runner {
       case "openTransaction": return ClusterAdmins.openTransaction(this, op);
       case "joinOneAtATime": return Kip848.joinOneAtATime(this, op);
       case "rollOver": return Kip848.rollOver(this, op);
+      case "regexSubscription": return Kip848.regexSubscription(this, op);
+      case "invalidSubscriptionPattern": return Kip848.invalidSubscriptionPattern(this, op);
       case "transactions": return Txns.readProcessWrite(this, op);
       case "latency": return Latency.run(this, op);
       default: return Admins.run(this, name, op);

@@ -1,0 +1,59 @@
+// Exactly-once read-process-write with Apache Kafka's Java client through
+// three brokers on one schema, across kill -9 of the broker that coordinates
+// both its transactional id and its consumer group: the client (the loop of
+// Kafka's documentation, compat/java/client Txns.readProcessWrite) finds the
+// survivors that took the dead broker's slots over and copies every input
+// record exactly once; the group's committed offset ends at the input's end.
+import { Kafka, logLevel } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BrokerCluster } from '../test/support/broker-cluster.js';
+import { fetch, visible } from '../test/support/txn-wire.js';
+import { runJavaClient } from './support/java.js';
+
+const N = 200;
+const [IN, OUT] = ['jcluster-in', 'jcluster-out'];
+const READ_COMMITTED = 1;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let cluster: BrokerCluster;
+beforeAll(async () => {
+  cluster = await BrokerCluster.start(3);
+}, 60_000);
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+describe('three brokers, Java read-process-write', () => {
+  it('carries on through the survivors after kill -9 of its coordinator, every record copied exactly once', { timeout: 90_000 }, async () => {
+    const answer = await cluster.settled();
+    const [transactionalId, group] = [cluster.keyOn(answer, 3), cluster.keyOn(answer, 3)];
+    const kafka = new Kafka({ brokers: [cluster.bootstrap(1)], logLevel: logLevel.NOTHING });
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic: IN }, { topic: OUT }] });
+    const producer = kafka.producer();
+    await producer.connect();
+    const send = (from: number, to: number) => producer.send({ topic: IN, acks: -1, messages: Array.from({ length: to - from }, (_, i) => ({ value: `v${from + i}` })) });
+    await send(0, N / 2);
+
+    const bootstrap = [1, 2, 3].map((n) => cluster.bootstrap(n)).join(',');
+    const run = runJavaClient(bootstrap, [{ id: 'txn', op: 'transactions', input: IN, output: OUT, group, transactionalId, expect: N, aborted: [], after: [], zombie: [] }], {}, 80_000);
+    // Once the first half is copied, the coordinator dies; the second half arrives meanwhile.
+    for (const deadline = Date.now() + 40_000; visible(await fetch(cluster.client(1), OUT, READ_COMMITTED)).length < N / 2;) {
+      if (Date.now() > deadline) throw new Error('the Java client copied nothing');
+      await sleep(200);
+    }
+    await cluster.kill(3);
+    await send(N / 2, N);
+    await producer.disconnect();
+
+    const res = await run;
+    expect(res.txn).toMatchObject({ copied: N });
+    const values = visible(await fetch(cluster.client(1), OUT, READ_COMMITTED));
+    expect(values.length).toBe(N);
+    expect(new Set(values).size).toBe(N);
+    const offsets = await admin.fetchOffsets({ groupId: group, topics: [IN] });
+    await admin.disconnect();
+    expect(offsets[0]!.partitions).toEqual([expect.objectContaining({ partition: 0, offset: String(N) })]);
+  });
+});
