@@ -211,6 +211,39 @@ describe('kafka-consumer-groups', () => {
     expect(table((await groups('--describe', '--group', live, '--state')).stdout, 'GROUP')).toMatchObject([{ STATE: 'Empty', '#MEMBERS': '0' }]);
   }, 90_000);
 
+  it('describes a consumer-protocol (KIP-848) group: its member, assignor and lag (issue 17, scenario 6)', async () => {
+    const kip848 = 'tools-kip848';
+    await topics('--create', '--topic', kip848, '--partitions', '2');
+    await produce(kip848, ['k0', 'k1', 'k2']);
+    const running = runTool(
+      'kafka-console-consumer',
+      [
+        ...bootstrap,
+        ...['--topic', kip848, '--group', kip848, '--from-beginning', '--max-messages', '4', '--timeout-ms', '60000'],
+        ...['--command-property', 'group.protocol=consumer', '--command-property', 'client.id=tools-kip848-client', '--command-property', 'auto.commit.interval.ms=200'],
+      ],
+      { timeoutMs: 90_000 },
+    );
+    // The member in the group, and the three records read and committed.
+    let rows: Record<string, string>[] = [];
+    for (let i = 0; i < 20 && !(rows.length === 2 && rows.every((r) => r['CURRENT-OFFSET'] === r['LOG-END-OFFSET'] && r['CONSUMER-ID'] !== '-')); i++) {
+      const r = await runTool('kafka-consumer-groups', [...bootstrap, '--describe', '--group', kip848]);
+      rows = r.code === 0 && r.stdout.includes('LOG-END-OFFSET') ? table(r.stdout, 'GROUP') : [];
+    }
+    const ends = rows.map((r) => Number(r['LOG-END-OFFSET']));
+    expect(ends.reduce((a, b) => a + b, 0)).toBe(3);
+    expect(rows).toEqual([0, 1].map((p) => expect.objectContaining({ TOPIC: kip848, PARTITION: String(p), 'CURRENT-OFFSET': String(ends[p]), LAG: '0', 'CLIENT-ID': 'tools-kip848-client' })));
+    expect(table((await groups('--describe', '--group', kip848, '--state')).stdout, 'GROUP')).toMatchObject([{ GROUP: kip848, 'ASSIGNMENT-STRATEGY': 'uniform', STATE: 'Stable', '#MEMBERS': '1' }]);
+    const members = table((await groups('--describe', '--group', kip848, '--members', '--verbose')).stdout, 'GROUP');
+    expect(members).toEqual([expect.objectContaining({ GROUP: kip848, 'CONSUMER-ID': rows[0]!['CONSUMER-ID'], 'CLIENT-ID': 'tools-kip848-client', '#PARTITIONS': '2' })]);
+    // The member reads one more record and leaves; records beyond its commit show as lag.
+    await produce(kip848, ['k3']);
+    expect((await running).stdout.split('\n').filter((l) => l !== '')).toHaveLength(4);
+    await produce(kip848, ['k4', 'k5']);
+    const lagging = table((await groups('--describe', '--group', kip848)).stdout, 'GROUP');
+    expect(lagging.reduce((sum, r) => sum + Number(r.LAG), 0)).toBe(2);
+  }, 240_000);
+
   it("deletes a topic's offsets, then the group", async () => {
     // Offsets for a second topic, set by a reset of a topic the group never read.
     expect(table((await groups('--group', group, '--reset-offsets', '--topic', 'tools-console', '--to-earliest', '--execute')).stdout, 'GROUP')).toMatchObject([

@@ -2,23 +2,34 @@
 // ConsumerGroupHeartbeat and ConsumerGroupDescribe requests to a real Apache
 // Kafka and to pgkafka: malformed requests, a first member's join, a second
 // member's (revoke before assign), fencing errors, static instance ids, the
-// group in ListGroups, DescribeGroups and OffsetCommit, and leaving; and
-// regular-expression subscriptions (an invalid pattern, resolution off the
-// heartbeat, a topic created later picked up); and group configs (config
-// resource type GROUP: describe, alter, validation, used by the group).
+// group in ListGroups, DescribeGroups and OffsetCommit, and leaving; a
+// group migrating online between the protocols (the default
+// group.consumer.migration.policy, bidirectional): a classic group upgraded as
+// a consumer-protocol member joins, its classic member rejoining, syncing and
+// committing inside the consumer group, and the downgrade when the
+// consumer-protocol member leaves; regular-expression subscriptions (an
+// invalid pattern, resolution off the heartbeat, a topic created later picked
+// up); and group configs (config resource type GROUP: describe, alter,
+// validation, used by the group).
 import { describe, it } from 'vitest';
 import {
   AlterConfigsApi,
   ConsumerGroupDescribeApi,
-  DescribeConfigsApi,
-  IncrementalAlterConfigsApi,
   ConsumerGroupHeartbeatApi,
+  DescribeConfigsApi,
   DescribeGroupsApi,
+  HeartbeatApi,
+  IncrementalAlterConfigsApi,
+  JoinGroupApi,
   ListGroupsApi,
   MetadataApi,
   OffsetCommitApi,
+  OffsetFetchApi,
+  SyncGroupApi,
   type ConsumerGroupHeartbeatRequest,
 } from '../../src/protocol/messages/index.js';
+import { assignmentBytes } from '../../src/coordinator/consumer-protocol.js';
+import { subscription } from '../../test/support/consumer-protocol.js';
 import type { RawClient } from '../../test/support/raw-client.js';
 import { awaitCoordinator, createTopics, expectSame, onBoth, usePair } from '../support/differential.js';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -107,6 +118,108 @@ describe('differential: KIP-848 consumer groups', () => {
         leave: await heartbeat(c, { groupId: 'cg-one', memberId: 'member-b', memberEpoch: -1 }),
         leaveAgain: await heartbeat(c, { groupId: 'cg-one', memberId: 'member-b', memberEpoch: -1 }),
         afterLeave: await c.request(ConsumerGroupDescribeApi, 1, { groupIds: ['cg-one'], includeAuthorizedOperations: false }).then((r) => ({ ...r.groups[0]!, members: r.groups[0]!.members.length })),
+      };
+    });
+    expectSame(outcome);
+  }, 120_000);
+
+  it('a classic group upgraded by a consumer-protocol member, its classic member inside the consumer group, and the downgrade', async () => {
+    const outcome = await onBoth(pair(), async (connect) => {
+      const c = await connect();
+      const created = await createTopics(c, [{ name: 'mig-topic', numPartitions: 4 }]);
+      const topicId = created.topics[0]!.topicId;
+      await awaitCoordinator(c, ['mig-one', 'mig-connect']);
+      const classicJoin = (groupId: string, memberId: string, protocolType = 'consumer', name = 'range') =>
+        c.request(JoinGroupApi, 7, {
+          groupId,
+          sessionTimeoutMs: 30_000,
+          rebalanceTimeoutMs: 30_000,
+          memberId,
+          groupInstanceId: null,
+          protocolType,
+          protocols: [{ name, metadata: subscription(['mig-topic']) }],
+        });
+      const classicSync = (memberId: string, generationId: number, assignments: { memberId: string; assignment: Buffer }[] = [], name = 'range') =>
+        c.request(SyncGroupApi, 5, { groupId: 'mig-one', generationId, memberId, groupInstanceId: null, protocolType: 'consumer', protocolName: name, assignments });
+      const classicHeartbeat = (memberId: string, generationId: number) => c.request(HeartbeatApi, 4, { groupId: 'mig-one', generationId, memberId, groupInstanceId: null });
+      const commit = (memberId: string, generation: number, version = 8) =>
+        c.request(OffsetCommitApi, version, {
+          groupId: 'mig-one',
+          generationIdOrMemberEpoch: generation,
+          memberId,
+          groupInstanceId: null,
+          topics: [{ name: 'mig-topic', partitions: [{ partitionIndex: 0, committedOffset: 11n, committedLeaderEpoch: -1, committedMetadata: null }] }],
+        });
+      const listed = () =>
+        c.request(ListGroupsApi, 5, { statesFilter: [], typesFilter: [] }).then((r) => r.groups.filter((g) => g.groupId.startsWith('mig-')).sort((x, y) => x.groupId.localeCompare(y.groupId)));
+      const describeConsumer = () =>
+        c.request(ConsumerGroupDescribeApi, 1, { groupIds: ['mig-one'], includeAuthorizedOperations: false }).then((r) => {
+          for (const g of r.groups) g.members.sort((x, y) => x.memberType - y.memberType);
+          return r;
+        });
+
+      // A classic group of one member, owning every partition, with a committed offset.
+      const askId = await classicJoin('mig-one', '');
+      const a1 = await classicJoin('mig-one', askId.memberId);
+      const a = a1.memberId;
+      const all = assignmentBytes(0, [{ topic: 'mig-topic', partitions: [0, 1, 2, 3] }]);
+      const aSynced = await classicSync(a, a1.generationId, [{ memberId: a, assignment: all }]);
+      const aCommitted = await commit(a, a1.generationId);
+
+      // A group of another protocol type cannot be upgraded.
+      const connectJoin = await classicJoin('mig-connect', '', 'connect', 'v1');
+      const connectJoined = await classicJoin('mig-connect', connectJoin.memberId, 'connect', 'v1');
+      const notConsumerProtocol = await join(c, 'mig-connect', 'member-z', { subscribedTopicNames: ['mig-topic'] });
+
+      // A consumer-protocol member joins: the group is upgraded; the classic member must rejoin.
+      const c1 = await join(c, 'mig-one', 'member-c', { subscribedTopicNames: ['mig-topic'] });
+      const afterUpgrade = { listed: await listed(), described: await describeConsumer() };
+      const aHeartbeat = await classicHeartbeat(a, a1.generationId);
+      const aStaleSync = await classicSync(a, a1.generationId);
+      const aWrongName = await classicJoin('mig-one', a, 'consumer', 'roundrobin');
+      const a2 = await classicJoin('mig-one', a);
+      const aSynced2 = await classicSync(a, a2.generationId);
+      const aHeartbeat2 = await classicHeartbeat(a, a2.generationId);
+      const aCommit2 = { ok: await commit(a, a2.generationId), ahead: await commit(a, a2.generationId + 1), v9: await commit(a, a2.generationId, 9) };
+      const aFetch = await c.request(OffsetFetchApi, 9, {
+        groups: [{ groupId: 'mig-one', memberId: a, memberEpoch: a2.generationId + 1, topics: [{ name: 'mig-topic', partitionIndexes: [0] }] }],
+        requireStable: false,
+      });
+      const c2 = await heartbeat(c, { groupId: 'mig-one', memberId: 'member-c', memberEpoch: c1.memberEpoch, topicPartitions: [] });
+      const mixed = { listed: await listed(), described: await describeConsumer(), describeGroups: await c.request(DescribeGroupsApi, 5, { groups: ['mig-one'], includeAuthorizedOperations: false }) };
+
+      // The consumer-protocol member leaves: the group is a classic group again, rebalancing.
+      const owned = c2.assignment?.topicPartitions.find((tp) => tp.topicId === topicId)?.partitions ?? [];
+      const cLeft = await heartbeat(c, { groupId: 'mig-one', memberId: 'member-c', memberEpoch: -1, topicPartitions: [{ topicId, partitions: owned }] });
+      const afterDowngrade = { listed: await listed(), describeGroups: await c.request(DescribeGroupsApi, 5, { groups: ['mig-one'], includeAuthorizedOperations: false }) };
+      const aHeartbeat3 = await classicHeartbeat(a, a2.generationId);
+      const a3 = await classicJoin('mig-one', a);
+      const aSynced3 = await classicSync(a, a3.generationId, [{ memberId: a, assignment: all }]);
+      return {
+        askId,
+        a1,
+        aSynced,
+        aCommitted,
+        connectJoined,
+        notConsumerProtocol,
+        c1,
+        afterUpgrade,
+        aHeartbeat,
+        aStaleSync,
+        aWrongName,
+        a2,
+        aSynced2,
+        aHeartbeat2,
+        aCommit2,
+        aFetch,
+        c2,
+        mixed,
+        cLeft,
+        afterDowngrade,
+        aHeartbeat3,
+        a3,
+        aSynced3,
+        end: { listed: await listed(), fetched: await c.request(OffsetFetchApi, 7, { groupId: 'mig-one', topics: null, requireStable: false }) },
       };
     });
     expectSame(outcome);

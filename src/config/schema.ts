@@ -20,6 +20,20 @@ const cleanupPolicy = z
   )
   .refine((v) => v.split(',').every((p) => p === 'delete' || p === 'compact'), 'a comma-separated list of delete and compact');
 
+/** Kafka's GroupType names, as `group.coordinator.rebalance.protocols` lists them. */
+export const REBALANCE_PROTOCOLS = ['classic', 'consumer', 'share', 'streams'] as const;
+/** A non-empty comma-separated subset of the rebalance protocols (normalised to lower case, `a,b`). */
+const rebalanceProtocols = z
+  .string()
+  .transform((v) =>
+    v
+      .split(',')
+      .map((p) => p.trim().toLowerCase())
+      .filter((p) => p !== '')
+      .join(','),
+  )
+  .refine((v) => v !== '' && v.split(',').every((p) => (REBALANCE_PROTOCOLS as readonly string[]).includes(p)), `a comma-separated list of ${REBALANCE_PROTOCOLS.join(', ')}`);
+
 /** A listener list as Kafka's `listeners`. */
 const listenerList = z
   .string()
@@ -265,6 +279,21 @@ export const options = {
     schema: int(1, 2147483647),
     default: 2147483647,
     doc: "Most members one consumer-protocol group may have (Kafka's `group.consumer.max.size`).",
+  },
+  groupConsumerMigrationPolicy: {
+    env: 'PGKAFKA_GROUP_CONSUMER_MIGRATION_POLICY',
+    schema: z
+      .string()
+      .transform((v) => v.trim().toLowerCase())
+      .pipe(z.enum(['disabled', 'upgrade', 'downgrade', 'bidirectional'])),
+    default: 'bidirectional',
+    doc: "Whether a classic group becomes a consumer-protocol group when a consumer-protocol member joins it (`upgrade`), goes back when its last consumer-protocol member leaves (`downgrade`), both (`bidirectional`) or neither (`disabled`, which also keeps classic members out of consumer-protocol groups) (Kafka's `group.consumer.migration.policy`).",
+  },
+  groupCoordinatorRebalanceProtocols: {
+    env: 'PGKAFKA_GROUP_COORDINATOR_REBALANCE_PROTOCOLS',
+    schema: rebalanceProtocols,
+    default: 'classic,consumer,streams',
+    doc: "Rebalance protocols the broker serves, comma-separated among classic, consumer, share, streams; without `consumer`, ConsumerGroupHeartbeat and ConsumerGroupDescribe are answered UNSUPPORTED_VERSION as on Kafka; `classic` is always served, and pgkafka serves no share or streams groups (Kafka's `group.coordinator.rebalance.protocols`).",
   },
   offsetsRetentionMinutes: {
     env: 'PGKAFKA_OFFSETS_RETENTION_MINUTES',

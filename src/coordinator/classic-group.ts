@@ -176,6 +176,27 @@ export class ClassicGroup extends ClassicGroupMetadata {
 
   // ---- rebalance ---------------------------------------------------------
 
+  /** A rebalance from outside the group's own events: a consumer group just downgraded to this one (its members rejoin). */
+  rebalance(reason: string): void {
+    if (this.state === 'Stable' || this.state === 'CompletingRebalance') this.prepareRebalance(reason);
+  }
+
+  /**
+   * The group becomes a consumer group (Kafka's online upgrade): members
+   * waiting in JoinGroup or SyncGroup are answered REBALANCE_IN_PROGRESS, so
+   * they rejoin the consumer group, and this object stops serving.
+   */
+  yieldToConsumerGroup(): void {
+    for (const m of this.members.values()) {
+      m.awaitingJoin?.(joinError(ErrorCode.REBALANCE_IN_PROGRESS, m.memberId));
+      m.awaitingSync?.(syncError(ErrorCode.REBALANCE_IN_PROGRESS));
+      m.awaitingJoin = null;
+      m.awaitingSync = null;
+    }
+    this.transitionTo('Dead');
+    this.shutdown();
+  }
+
   private prepareRebalance(reason: string): void {
     this.log.info({ group: this.groupId, state: this.state, generation: this.generationId, members: this.members.size, reason }, 'preparing to rebalance');
     this.syncTimer?.cancel();

@@ -46,8 +46,8 @@ export function describeConsumerGroup(group: ConsumerGroup, nameOf: (topicId: st
         subscribedTopicRegex: m.subscribedTopicRegex,
         assignment: { topicPartitions: named(current, nameOf) },
         targetAssignment: { topicPartitions: named(group.targetOf(m.memberId), nameOf) },
-        // 1: the member speaks the consumer protocol (0 would be a classic member of the group).
-        memberType: 1,
+        // 1: the member speaks the consumer protocol, 0: a classic member of a mixed group.
+        memberType: m.classic === null ? 1 : 0,
       };
     }),
   };

@@ -9,6 +9,13 @@
 /** Topic id → partition → the epoch at which the member was given it. */
 export type PartitionEpochs = Map<string, Map<number, number>>;
 
+/** What a member that joined with the classic protocol (JoinGroup) said of itself: Kafka's ClassicMemberMetadata. */
+export interface ClassicMemberMetadata {
+  sessionTimeoutMs: number;
+  /** The JoinGroup protocols (assignor name and ConsumerProtocolSubscription bytes), in the member's order of preference. */
+  supportedProtocols: { name: string; metadata: Buffer }[];
+}
+
 /** Kafka's MemberState. */
 export type MemberState = 'stable' | 'unrevoked_partitions' | 'unreleased_partitions';
 
@@ -29,6 +36,8 @@ export interface ConsumerGroupMember {
   assigned: PartitionEpochs;
   /** Partitions the member must give up before it moves on. */
   pendingRevocation: PartitionEpochs;
+  /** Set for a member that speaks the classic protocol inside this consumer group (a mixed group); null for a consumer-protocol member. */
+  classic: ClassicMemberMetadata | null;
 }
 
 export const LEAVE_GROUP_MEMBER_EPOCH = -1;
@@ -51,6 +60,7 @@ export function newMember(memberId: string): ConsumerGroupMember {
     state: 'stable',
     assigned: new Map(),
     pendingRevocation: new Map(),
+    classic: null,
   };
 }
 

@@ -21,6 +21,7 @@ import {
   partitionsOf,
   reconcile,
   sameAssigned,
+  type ClassicMemberMetadata,
   type ConsumerGroupMember,
   type MemberState,
   type OwnedPartitions,
@@ -56,6 +57,8 @@ export interface ConsumerHeartbeat {
   topicPartitions: OwnedPartitions;
   clientId: string;
   clientHost: string;
+  /** A classic member's JoinGroup, served by this group (consumer-group-classic.ts); absent for ConsumerGroupHeartbeat. */
+  classic?: ClassicMemberMetadata;
   /** Of these topics, those the member may describe (its regular expression resolves to no others); all when absent. */
   describableTopics?: (names: string[]) => Set<string>;
 }
@@ -96,6 +99,13 @@ export interface ConsumerGroupOptions {
   settings: ConsumerGroupSettings;
   persist: PersistGroup;
   log?: GroupLog;
+  /**
+   * Asked before a consumer-protocol member is fenced: whether the group
+   * becomes a classic group instead (Kafka's online downgrade, when only
+   * classic members remain). The coordinator then replaces this group, and
+   * this one is unloaded.
+   */
+  downgrade?: (group: ConsumerGroup, leavingMemberId: string) => boolean;
 }
 
 const sameNames = (a: readonly string[], b: readonly string[]): boolean => {
@@ -127,6 +137,9 @@ export class ConsumerGroup implements Group {
   subscriptionMetadata = new Map<string, { topicId: string; partitionCount: number }>();
   private readonly sessionTimers = new Map<string, Timer>();
   private readonly rebalanceTimers = new Map<string, Timer>();
+  /** Deadlines of classic members: to rejoin after REBALANCE_IN_PROGRESS ('join'), to sync after joining ('sync'); keyed kind + member id. */
+  private readonly classicDeadlines = new Map<string, Timer>();
+  private readonly downgrade: ConsumerGroupOptions['downgrade'];
   private dead = false;
   private stateSince: number;
   private lastState: ConsumerGroupState = 'Empty';
@@ -142,6 +155,7 @@ export class ConsumerGroup implements Group {
     this.settings = options.settings;
     this.persist = options.persist;
     this.log = options.log ?? { info: () => {} };
+    this.downgrade = options.downgrade;
     this.stateSince = this.clock.now();
   }
 
@@ -303,6 +317,7 @@ export class ConsumerGroup implements Group {
     this.sessionTimers.delete(memberId);
     this.rebalanceTimers.get(memberId)?.cancel();
     this.rebalanceTimers.delete(memberId);
+    for (const kind of ['join', 'sync'] as const) this.cancelClassicDeadline(kind, memberId);
   }
 
   // ---- ConsumerGroupHeartbeat ---------------------------------------------
@@ -410,6 +425,7 @@ export class ConsumerGroup implements Group {
       subscribedTopicRegex: req.subscribedTopicRegex ?? member.subscribedTopicRegex,
       clientId: req.clientId,
       clientHost: req.clientHost,
+      classic: req.classic ?? null,
     };
     const namesChanged = !sameNames(member.subscribedTopicNames, updated.subscribedTopicNames);
     const regex = this.regexes.memberChanges(member.subscribedTopicRegex, updated.subscribedTopicRegex);
@@ -546,6 +562,7 @@ export class ConsumerGroup implements Group {
 
   /** Kafka's consumerGroupFenceMember: the member goes and the group epoch is bumped, so the others get a new target. */
   private fence(member: ConsumerGroupMember, image: TopicImage | null): void {
+    if (this.downgrade?.(this, member.memberId)) return;
     this.removeMember(member.memberId);
     this.regexes.memberLeft(member.subscribedTopicRegex);
     if (image) this.subscriptionMetadata = this.resolveSubscriptions(image);
@@ -566,19 +583,64 @@ export class ConsumerGroup implements Group {
     if (epoch !== null && (member.memberEpoch !== epoch || member.state !== 'unrevoked_partitions')) return;
     this.log.info({ group: this.groupId, member: memberId, reason: why }, 'fencing consumer group member');
     this.fence(member, null);
+    // Downgraded instead: the classic group that took its place stores itself.
+    if (this.dead) return;
     this.noteState();
     void this.persist(this).catch(() => {});
   }
 
-  private scheduleSessionTimeout(memberId: string): void {
+  /** Starts the member's session afresh: the group's session timeout, or a classic member's own. */
+  scheduleSessionTimeout(memberId: string): void {
     this.sessionTimers.get(memberId)?.cancel();
+    const timeoutMs = this.members.get(memberId)?.classic?.sessionTimeoutMs ?? this.settings.sessionTimeoutMs;
     this.sessionTimers.set(
       memberId,
       this.clock.setTimeout(() => {
         this.sessionTimers.delete(memberId);
         this.expire(memberId, 'the member session expired', null);
-      }, this.settings.sessionTimeoutMs),
+      }, timeoutMs),
     );
+  }
+
+  /** A classic member's deadline to rejoin ('join') or to sync ('sync'): it is fenced when it passes. 'join' keeps a running deadline. */
+  scheduleClassicDeadline(kind: 'join' | 'sync', memberId: string, timeoutMs: number): void {
+    const key = `${kind}\u0000${memberId}`;
+    if (kind === 'join' && this.classicDeadlines.has(key)) return;
+    this.classicDeadlines.get(key)?.cancel();
+    const why = kind === 'join' ? 'the classic member failed to join within the rebalance timeout' : 'the member failed to sync within timeout';
+    this.classicDeadlines.set(
+      key,
+      this.clock.setTimeout(
+        () => {
+          this.classicDeadlines.delete(key);
+          this.expire(memberId, why, null);
+        },
+        Math.max(timeoutMs, 0),
+      ),
+    );
+  }
+
+  cancelClassicDeadline(kind: 'join' | 'sync', memberId: string): void {
+    const key = `${kind}\u0000${memberId}`;
+    this.classicDeadlines.get(key)?.cancel();
+    this.classicDeadlines.delete(key);
+  }
+
+  /** Kafka's waitingOnUnreleasedPartition: a partition of the member's target is still held by another member. */
+  waitingOnUnreleasedPartition(member: ConsumerGroupMember): boolean {
+    if (member.state !== 'unreleased_partitions') return false;
+    for (const [t, ps] of this.targetOf(member.memberId)) {
+      for (const p of ps) if (!(member.assigned.get(t)?.has(p) ?? false) && this.currentPartitionEpoch(t, p) !== -1) return true;
+    }
+    return false;
+  }
+
+  /** Kafka's allMembersUseClassicProtocolExcept: every member but this (consumer-protocol) one speaks the classic protocol. */
+  allMembersUseClassicProtocolExcept(memberId: string): boolean {
+    const member = this.members.get(memberId);
+    if (!member || member.classic !== null) return false;
+    for (const m of this.members.values()) if (m.memberId !== memberId && m.classic === null) return false;
+    return true;
   }
 
   /** A member asked to revoke partitions has its rebalance timeout to do so, or is fenced. */
@@ -609,8 +671,9 @@ export class ConsumerGroup implements Group {
     if (committer.isTransactional && epoch === -1 && committer.memberId === '' && committer.groupInstanceId === null) return ErrorCode.NONE;
     const member = this.members.get(committer.memberId);
     if (!member) return ErrorCode.UNKNOWN_MEMBER_ID;
-    if (!committer.isTransactional && committer.apiVersion < 9) return ErrorCode.UNSUPPORTED_VERSION;
-    if (epoch > member.memberEpoch) return ErrorCode.STALE_MEMBER_EPOCH;
+    // A classic member of a mixed group commits with its classic client: any version, its generation being its epoch.
+    if (!committer.isTransactional && member.classic === null && committer.apiVersion < 9) return ErrorCode.UNSUPPORTED_VERSION;
+    if (epoch > member.memberEpoch) return member.classic === null ? ErrorCode.STALE_MEMBER_EPOCH : ErrorCode.ILLEGAL_GENERATION;
     // An older epoch is judged per partition (validateOffsetCommitPartition).
     return ErrorCode.NONE;
   }
@@ -628,7 +691,8 @@ export class ConsumerGroup implements Group {
     if (memberId === null && memberEpoch < 0) return ErrorCode.NONE;
     const member = memberId === null ? undefined : this.members.get(memberId);
     if (!member) return ErrorCode.UNKNOWN_MEMBER_ID;
-    return memberEpoch === member.memberEpoch ? ErrorCode.NONE : ErrorCode.STALE_MEMBER_EPOCH;
+    if (memberEpoch === member.memberEpoch) return ErrorCode.NONE;
+    return member.classic === null ? ErrorCode.STALE_MEMBER_EPOCH : ErrorCode.ILLEGAL_GENERATION;
   }
 
   validateOffsetDelete(): number {
@@ -683,6 +747,10 @@ export class ConsumerGroup implements Group {
         assigned: epochs(m.assigned),
         pendingRevocation: epochs(m.pendingRevocation),
         target: Object.fromEntries([...this.targetOf(m.memberId)].map(([t, ps]) => [t, [...ps].sort((a, b) => a - b)])),
+        classic: m.classic && {
+          sessionTimeoutMs: m.classic.sessionTimeoutMs,
+          supportedProtocols: m.classic.supportedProtocols.map((p) => ({ name: p.name, metadata: p.metadata.toString('base64') })),
+        },
       })),
     };
   }
@@ -722,6 +790,9 @@ export class ConsumerGroup implements Group {
       state: m.state as MemberState,
       assigned: epochs(m.assigned),
       pendingRevocation: epochs(m.pendingRevocation),
+      classic: m.classic
+        ? { sessionTimeoutMs: m.classic.sessionTimeoutMs, supportedProtocols: m.classic.supportedProtocols.map((p) => ({ name: p.name, metadata: Buffer.from(p.metadata, 'base64') })) }
+        : null,
     });
     this.targetAssignment.set(m.memberId, new Map(Object.entries(m.target).map(([t, ps]) => [t, new Set(ps)])));
   }
@@ -737,10 +808,10 @@ export class ConsumerGroup implements Group {
   }
 
   shutdown(): void {
-    for (const t of this.sessionTimers.values()) t.cancel();
-    for (const t of this.rebalanceTimers.values()) t.cancel();
+    for (const t of [...this.sessionTimers.values(), ...this.rebalanceTimers.values(), ...this.classicDeadlines.values()]) t.cancel();
     this.sessionTimers.clear();
     this.rebalanceTimers.clear();
+    this.classicDeadlines.clear();
   }
 }
 

@@ -19,6 +19,9 @@ import { LogCode } from '../observability/log-codes.js';
 import { ConsumerGroup, heartbeatError, type ConsumerHeartbeat, type ConsumerHeartbeatResult, type TopicImage } from './consumer-group.js';
 import type { ConsumerGroupDescribeResponseDescribedGroup } from '../protocol/messages/index.js';
 import { describeConsumerGroup } from './consumer-group-describe.js';
+import { classicHeartbeat, classicJoin, classicLeave, classicSync, downgradeEnabled, joinTopicNames, upgradeEnabled, type MigrationPolicy } from './consumer-group-classic.js';
+import { classicGroupFromConsumer, classicGroupTopicNames, consumerGroupFromClassic, upgradeRefusal } from './group-migration.js';
+import { joinError, syncError, type JoinRequest, type JoinResult, type MemberIdentity, type SyncRequest, type SyncResult } from './group-types.js';
 import { resolveRegularExpressions } from './consumer-group-regex.js';
 import type { GroupConfigs } from './group-configs.js';
 
@@ -36,6 +39,10 @@ export interface CoordinatorSettings extends GroupSettings {
   consumerHeartbeatIntervalMs: number;
   consumerMaxSize: number;
   consumerAssignmentIntervalMs: number;
+  /** Kafka's group.consumer.migration.policy: online upgrade and downgrade between the protocols. */
+  consumerMigrationPolicy: MigrationPolicy;
+  /** `consumer` is among Kafka's group.coordinator.rebalance.protocols: the KIP-848 APIs are served. */
+  consumerProtocolEnabled: boolean;
   /** Kafka's group.consumer.regex.refresh.interval.ms: regular-expression subscriptions are resolved again at least this often. */
   consumerRegexRefreshIntervalMs: number;
 }
@@ -213,8 +220,53 @@ export class GroupCoordinator implements SlotOwner {
       },
       persist: (g) => this.persist(g),
       log: this.log,
+      downgrade: (g, leavingMemberId) => this.maybeDowngrade(g, leavingMemberId),
     });
     this.groups.set(groupId, group);
+    return group;
+  }
+
+  /**
+   * Kafka's online downgrade (validateOnlineDowngradeWithFencedMember and
+   * convertToClassicGroup): when the consumer-protocol member about to be
+   * fenced is the last one and classic members remain, the group becomes a
+   * classic group at its epoch, each member keeping its target assignment,
+   * and rebalances so the members rejoin it.
+   */
+  private maybeDowngrade(group: ConsumerGroup, leavingMemberId: string): boolean {
+    if (!group.allMembersUseClassicProtocolExcept(leavingMemberId) || group.numMembers() <= 1) return false;
+    if (!downgradeEnabled(this.settings.consumerMigrationPolicy) || group.numMembers() - 1 > this.settings.maxSize) {
+      this.log.info({ group: group.groupId }, 'the consumer group keeps the consumer protocol: online downgrade is disabled or the group is larger than a classic group may be');
+      return false;
+    }
+    const stored = classicGroupFromConsumer(group, leavingMemberId, (topicId) => this.topics.getById(topicId)?.name ?? null);
+    if (!stored) return false;
+    group.unload();
+    const classic = this.newClassicGroup(group.groupId);
+    classic.restore(stored);
+    this.log.info({ group: group.groupId, generation: stored.generation, members: stored.members.length, code: LogCode.GROUP_MIGRATED }, 'downgraded the consumer group to a classic group');
+    classic.rebalance(`Downgrade group ${group.groupId} from consumer to classic.`);
+    void this.persist(classic).catch(() => {});
+    return true;
+  }
+
+  /**
+   * Kafka's online upgrade (validateOnlineUpgrade and convertToConsumerGroup):
+   * the classic group becomes a consumer group whose members keep their
+   * generation and partitions; its waiting members are told to rejoin. The
+   * message Kafka refuses it with (GROUP_ID_NOT_FOUND) otherwise.
+   */
+  private async upgrade(classic: ClassicGroup): Promise<ConsumerGroup | string> {
+    const refusal = upgradeRefusal(classic, upgradeEnabled(this.settings.consumerMigrationPolicy), this.settings.consumerMaxSize);
+    if (refusal !== null) return refusal;
+    const image = await this.topicImage(classicGroupTopicNames(classic));
+    if (this.groups.get(classic.groupId) !== classic || classic.isDead()) return `Group ${classic.groupId} is not a consumer group.`;
+    const stored = consumerGroupFromClassic(classic, (name) => image.byName(name)?.topicId ?? null);
+    if (typeof stored === 'string') return stored;
+    classic.yieldToConsumerGroup();
+    const group = this.newConsumerGroup(classic.groupId);
+    group.restore(stored);
+    this.log.info({ group: classic.groupId, generation: stored.groupEpoch, members: stored.members.length, code: LogCode.GROUP_MIGRATED }, 'upgraded the classic group to a consumer group');
     return group;
   }
 
@@ -237,17 +289,73 @@ export class GroupCoordinator implements SlotOwner {
   }
 
   /**
-   * JoinGroup: the classic group, created Empty if the id is unknown or an
-   * empty consumer group has it (Kafka deletes that one); null when a
-   * consumer group with members has it (no online migration here: Kafka's
-   * answer with the migration disabled, INCONSISTENT_GROUP_PROTOCOL).
+   * JoinGroup: a consumer group with members serves the classic member
+   * itself (consumer-group-classic.ts); otherwise the classic group, created
+   * Empty if the id is unknown or an empty consumer group has it (Kafka
+   * deletes that one).
    */
-  getOrCreateClassicGroup(groupId: string): ClassicGroup | null {
+  async joinGroup(groupId: string, req: JoinRequest): Promise<JoinResult> {
+    if (this.get(groupId) instanceof ConsumerGroup) {
+      const served = await this.serially(groupId, async () => {
+        const group = this.get(groupId);
+        if (!(group instanceof ConsumerGroup) || group.isEmpty()) return null;
+        const image = await this.topicImage([...group.subscribedTopicNames(), ...joinTopicNames(req)]);
+        if (group.isDead()) return joinError(ErrorCode.NOT_COORDINATOR, req.memberId);
+        const result = classicJoin(group, req, this.settings.consumerMigrationPolicy, image, this.settings.consumerMaxSize);
+        if (result.errorCode !== ErrorCode.NONE) return result;
+        return this.persistCurrent(groupId, group).then(
+          () => result,
+          (err) => joinError(err instanceof LeaseLostError ? ErrorCode.NOT_COORDINATOR : ErrorCode.COORDINATOR_NOT_AVAILABLE, req.memberId),
+        );
+      });
+      if (served) return served;
+    }
+    let group = this.get(groupId);
+    if (!(group instanceof ClassicGroup)) {
+      group?.shutdown();
+      group = this.newClassicGroup(groupId);
+    }
+    return (group as ClassicGroup).join(req);
+  }
+
+  /** SyncGroup: the classic group's, or a classic member's of a consumer group (UNKNOWN_MEMBER_ID for an empty or unknown group). */
+  async syncGroup(groupId: string, req: SyncRequest): Promise<SyncResult> {
     const group = this.get(groupId);
-    if (group instanceof ClassicGroup) return group;
-    if (group && !group.isEmpty()) return null;
-    group?.shutdown();
-    return this.newClassicGroup(groupId);
+    if (group instanceof ClassicGroup) return group.sync(req);
+    if (!(group instanceof ConsumerGroup) || group.isEmpty()) return syncError(ErrorCode.UNKNOWN_MEMBER_ID);
+    // The assigned topics' names (a broker just started may not have them cached yet).
+    const names = new Map<string, string | null>();
+    for (const topicId of group.members.get(req.memberId)?.assigned.keys() ?? []) names.set(topicId, (await this.topics.getByIdLoading(topicId))?.name ?? null);
+    return classicSync(group, req, (topicId) => names.get(topicId) ?? this.topics.getById(topicId)?.name ?? null);
+  }
+
+  /** Heartbeat: the classic group's, or a classic member's of a consumer group. */
+  heartbeatGroup(groupId: string, memberId: string, groupInstanceId: string | null, generationId: number): number {
+    const group = this.get(groupId);
+    if (group instanceof ClassicGroup) return group.heartbeat(memberId, groupInstanceId, generationId);
+    if (group instanceof ConsumerGroup) return classicHeartbeat(group, memberId, groupInstanceId, generationId);
+    return ErrorCode.UNKNOWN_MEMBER_ID;
+  }
+
+  /** LeaveGroup: one error per member (UNKNOWN_MEMBER_ID for each when the group is unknown), or null when the group is unknown. */
+  async leaveGroup(groupId: string, members: MemberIdentity[]): Promise<number[] | null> {
+    const group = this.get(groupId);
+    if (group instanceof ClassicGroup) return group.leave(members);
+    if (!(group instanceof ConsumerGroup)) return null;
+    return this.serially(groupId, async () => {
+      const current = this.get(groupId);
+      if (!(current instanceof ConsumerGroup)) return current instanceof ClassicGroup ? current.leave(members) : null;
+      const image = await this.topicImage(current.subscribedTopicNames());
+      const errors = classicLeave(current, members, image);
+      if (errors.some((e) => e === ErrorCode.NONE)) await this.persistCurrent(groupId, current).catch(() => {});
+      return errors;
+    });
+  }
+
+  /** Stores the group now served under the id: the one given, or the group that replaced it in an online migration. */
+  private persistCurrent(groupId: string, group: Group): Promise<void> {
+    const current = this.groups.get(groupId);
+    return this.persist(current && !current.isDead() ? current : group);
   }
 
   /** The group, if it is a KIP-848 consumer group. */
@@ -266,7 +374,7 @@ export class GroupCoordinator implements SlotOwner {
     return this.serially(groupId, () => this.applyHeartbeat(groupId, req)).then(async ({ group, result }) => {
       if (!group || result.errorCode !== 0) return result;
       try {
-        await this.persist(group);
+        await this.persistCurrent(groupId, group);
       } catch (err) {
         return heartbeatError(err instanceof LeaseLostError ? ErrorCode.NOT_COORDINATOR : ErrorCode.COORDINATOR_NOT_AVAILABLE, null);
       }
@@ -274,7 +382,7 @@ export class GroupCoordinator implements SlotOwner {
     });
   }
 
-  /** Runs a consumer group's event after the events before it (heartbeats, resolved regular expressions). */
+  /** Runs a consumer group's event after the events before it (heartbeats, classic members' joins and leaves, resolved regular expressions), topic look-ups included. */
   private serially<T>(groupId: string, event: () => Promise<T>): Promise<T> {
     const previous = this.heartbeatChains.get(groupId) ?? Promise.resolve();
     const applied = previous.catch(() => {}).then(event);
@@ -328,10 +436,10 @@ export class GroupCoordinator implements SlotOwner {
     } else if (leaving || req.memberEpoch > 0) {
       const message = existing ? `Group ${groupId} is not a consumer group.` : leaving ? `Group ${groupId} not found.` : `Consumer group ${groupId} not found.`;
       return { group: null, result: heartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, message) };
-    } else if (existing && !existing.isEmpty()) {
-      // Kafka upgrades a classic group online when its migration policy allows; this broker does not migrate.
-      const message = `Cannot upgrade classic group ${groupId} to consumer group because online upgrade is disabled.`;
-      return { group: null, result: heartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, message) };
+    } else if (existing instanceof ClassicGroup && !existing.isEmpty()) {
+      const upgraded = await this.upgrade(existing);
+      if (typeof upgraded === 'string') return { group: null, result: heartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, upgraded) };
+      group = upgraded;
     } else {
       // An empty classic group (or one that only has offsets) gives way to the consumer group; its offsets stay.
       existing?.shutdown();

@@ -22,10 +22,8 @@ export default defineHandler({
     // Refused by the ACL, the answer names no member (Kafka's KafkaApis); the coordinator's refusals echo the request's.
     if (typeof groups === 'number') return respond(joinError(groups, groups === ErrorCode.GROUP_AUTHORIZATION_FAILED ? UNKNOWN_MEMBER_ID : request.memberId));
     if (!groups.validSessionTimeout(request.sessionTimeoutMs)) return respond(joinError(ErrorCode.INVALID_SESSION_TIMEOUT, request.memberId));
-    const group = groups.getOrCreateClassicGroup(request.groupId);
-    // A consumer group with members: no classic member may join it (no online migration here).
-    if (!group) return respond(joinError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, request.memberId));
-    const result = await group.join({
+    // A consumer group with members serves the classic member itself (refused while group.consumer.migration.policy is disabled).
+    const result = await groups.joinGroup(request.groupId, {
       groupId: request.groupId,
       memberId: request.memberId,
       groupInstanceId: request.groupInstanceId,

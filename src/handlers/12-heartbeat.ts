@@ -2,7 +2,6 @@
 // v1: throttle time. v3: group instance id. v4: flexible.
 // REBALANCE_IN_PROGRESS tells a member to rejoin.
 // Authorization, as Kafka: READ on the group, else GROUP_AUTHORIZATION_FAILED.
-import { ErrorCode } from '../protocol/errors.js';
 import { HeartbeatApi } from '../protocol/messages/index.js';
 import { AclOperation } from './authorization.js';
 import { routeGroup } from './group-routing.js';
@@ -15,8 +14,6 @@ export default defineHandler({
   async handle(ctx, request) {
     const groups = routeGroup(ctx, request.groupId, { operation: AclOperation.READ });
     if (typeof groups === 'number') return { throttleTimeMs: 0, errorCode: groups };
-    const group = groups.classicGroup(request.groupId);
-    const errorCode = group ? group.heartbeat(request.memberId, request.groupInstanceId, request.generationId) : ErrorCode.UNKNOWN_MEMBER_ID;
-    return { throttleTimeMs: 0, errorCode };
+    return { throttleTimeMs: 0, errorCode: groups.heartbeatGroup(request.groupId, request.memberId, request.groupInstanceId, request.generationId) };
   },
 });

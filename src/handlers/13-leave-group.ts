@@ -18,13 +18,12 @@ export default defineHandler({
     if (typeof groups === 'number') return { throttleTimeMs: 0, errorCode: groups, members: [] };
     const batched = ctx.apiVersion >= 3;
     const members = batched ? request.members.map((m) => ({ memberId: m.memberId, groupInstanceId: m.groupInstanceId })) : [{ memberId: request.memberId, groupInstanceId: null }];
-    const group = groups.classicGroup(request.groupId);
-    if (!group) {
+    const errors = await groups.leaveGroup(request.groupId, members);
+    if (!errors) {
       // Kafka answers a group it does not know as if none of the members were in it.
       if (!batched) return { throttleTimeMs: 0, errorCode: ErrorCode.UNKNOWN_MEMBER_ID };
       return { throttleTimeMs: 0, errorCode: ErrorCode.NONE, members: members.map((m) => ({ ...m, errorCode: ErrorCode.UNKNOWN_MEMBER_ID })) };
     }
-    const errors = group.leave(members);
     ctx.log.info({ group: request.groupId, members: members.map((m) => m.groupInstanceId ?? m.memberId), errors }, 'members left');
     if (!batched) return { throttleTimeMs: 0, errorCode: errors[0]! };
     return {

@@ -20,19 +20,16 @@ export default defineHandler({
     if (ctx.apiVersion >= 5 && (request.protocolType === null || request.protocolName === null)) return { throttleTimeMs: 0, ...syncError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL) };
     const groups = routeGroup(ctx, request.groupId, { operation: AclOperation.READ });
     if (typeof groups === 'number') return { throttleTimeMs: 0, ...syncError(groups) };
-    const group = groups.classicGroup(request.groupId);
-    const result = group
-      ? await group.sync({
-          groupId: request.groupId,
-          generationId: request.generationId,
-          memberId: request.memberId,
-          groupInstanceId: request.groupInstanceId,
-          protocolType: request.protocolType,
-          protocolName: request.protocolName,
-          // Copies: the request buffer is not kept once the response is sent.
-          assignments: request.assignments.map((a) => ({ memberId: a.memberId, assignment: Buffer.from(a.assignment) })),
-        })
-      : syncError(ErrorCode.UNKNOWN_MEMBER_ID);
+    const result = await groups.syncGroup(request.groupId, {
+      groupId: request.groupId,
+      generationId: request.generationId,
+      memberId: request.memberId,
+      groupInstanceId: request.groupInstanceId,
+      protocolType: request.protocolType,
+      protocolName: request.protocolName,
+      // Copies: the request buffer is not kept once the response is sent.
+      assignments: request.assignments.map((a) => ({ memberId: a.memberId, assignment: Buffer.from(a.assignment) })),
+    });
     return { throttleTimeMs: 0, ...result };
   },
 });

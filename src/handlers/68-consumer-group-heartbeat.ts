@@ -49,6 +49,8 @@ export default defineHandler({
   maxVersion: 1,
   async handle(ctx, request) {
     const respond = (r: ReturnType<typeof heartbeatError>) => ({ throttleTimeMs: 0, ...r, assignment: r.assignment === null ? null : { topicPartitions: r.assignment } });
+    // As Kafka's KafkaApis: without `consumer` in group.coordinator.rebalance.protocols, before any other check.
+    if (!ctx.broker.groups.settings.consumerProtocolEnabled) return respond(heartbeatError(ErrorCode.UNSUPPORTED_VERSION, null));
     if (!allowed(ctx, AclOperation.READ, ResourceType.GROUP, request.groupId)) return respond(heartbeatError(ErrorCode.GROUP_AUTHORIZATION_FAILED, null));
     const names = request.subscribedTopicNames ?? [];
     if (names.some((t) => !allowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, t))) return respond(heartbeatError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, null));

@@ -27,6 +27,8 @@ export default defineHandler({
   minVersion: 0,
   maxVersion: 1,
   async handle(ctx, request) {
+    // As Kafka's KafkaApis: without `consumer` in group.coordinator.rebalance.protocols, every group is answered UNSUPPORTED_VERSION.
+    if (!ctx.broker.groups.settings.consumerProtocolEnabled) return { throttleTimeMs: 0, groups: request.groupIds.map((id) => failed(id, ErrorCode.UNSUPPORTED_VERSION)) };
     const refused: ConsumerGroupDescribeResponseDescribedGroup[] = [];
     const described: ConsumerGroupDescribeResponseDescribedGroup[] = [];
     for (const groupId of request.groupIds) {

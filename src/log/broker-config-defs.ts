@@ -99,6 +99,22 @@ export const BROKER_CONFIG_DEFS: readonly BrokerConfigDef[] = (
       doc: 'Largest consumer-protocol heartbeat interval.',
     },
     { name: 'group.consumer.max.session.timeout.ms', type: 'int', kafkaDefault: '60000', value: (c) => String(c.groupConsumerMaxSessionTimeoutMs), doc: 'Largest consumer-protocol session timeout.' },
+    {
+      name: 'group.coordinator.rebalance.protocols',
+      type: 'list',
+      kafkaDefault: 'classic,consumer,streams',
+      value: (c) => c.groupCoordinatorRebalanceProtocols,
+      check: eachOneOf('classic', 'consumer', 'share', 'streams'),
+      doc: 'Rebalance protocols served; without consumer, the KIP-848 APIs answer UNSUPPORTED_VERSION.',
+    },
+    {
+      name: 'group.consumer.migration.policy',
+      type: 'string',
+      kafkaDefault: 'bidirectional',
+      value: (c) => c.groupConsumerMigrationPolicy,
+      check: oneOf('disabled', 'upgrade', 'downgrade', 'bidirectional'),
+      doc: 'Whether classic groups are upgraded to, and consumer-protocol groups downgraded from, the consumer protocol online.',
+    },
     { name: 'group.consumer.max.size', type: 'int', kafkaDefault: '2147483647', value: (c) => String(c.groupConsumerMaxSize), doc: 'Most members one consumer-protocol group may have.' },
     {
       name: 'group.consumer.min.heartbeat.interval.ms',

@@ -33,6 +33,7 @@ const LEVELS = {
   LEADERSHIP_FAILED: 'warn',
   COORDINATOR_LEASE_LOST: 'warn',
   GROUP_STORE_FAILED: 'error',
+  GROUP_MIGRATED: 'info',
   TXN_TIMEOUT_CHECK_FAILED: 'warn',
   TXN_ABORT_FAILED: 'warn',
   // Security

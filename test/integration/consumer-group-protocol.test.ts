@@ -97,7 +97,7 @@ describe('ConsumerGroupHeartbeat', () => {
     const v5 = await client.request(DescribeGroupsApi, 5, { groups: ['g-life'], includeAuthorizedOperations: false });
     expect(v5.groups[0]).toMatchObject({ errorCode: ErrorCode.NONE, groupState: 'Dead', members: [] });
 
-    // A classic member cannot join it; a classic Heartbeat does not know the member.
+    // A classic member may join it (a mixed group, group.consumer.migration.policy bidirectional): first it is given its id (KIP-394).
     const classic = await client.request(JoinGroupApi, 7, {
       groupId: 'g-life',
       sessionTimeoutMs: 10000,
@@ -106,7 +106,7 @@ describe('ConsumerGroupHeartbeat', () => {
       protocolType: 'consumer',
       protocols: [{ name: 'range', metadata: subscription(['orders']) }],
     });
-    expect(classic.errorCode).toBe(ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
+    expect(classic.errorCode).toBe(ErrorCode.MEMBER_ID_REQUIRED);
   });
 
   it('commits and fetches offsets with the member epoch: STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID', async () => {

@@ -52,6 +52,8 @@ export interface StoredConsumerMember {
   pendingRevocation: StoredPartitionEpochs;
   /** The member's partitions in the target assignment: topic id → partitions. */
   target: Record<string, number[]>;
+  /** A member speaking the classic protocol: its session timeout and JoinGroup protocols (metadata as base64). Absent for a consumer-protocol member. */
+  classic?: { sessionTimeoutMs: number; supportedProtocols: { name: string; metadata: string }[] } | null;
 }
 
 /**

@@ -55,9 +55,22 @@ final class Kip848 {
     synchronized int owned() {
       return owner.size();
     }
+
+    synchronized long ownedBy(String member) {
+      return owner.values().stream().filter(member::equals).count();
+    }
   }
 
   static final class Member implements Runnable {
+    void commit() {
+      try {
+        consumer.commitSync(Duration.ofSeconds(10));
+      } catch (org.apache.kafka.clients.consumer.CommitFailedException e) {
+        if (!tolerateCommitFailures) throw e;
+        commitFailures.incrementAndGet();
+      }
+    }
+
     final String name;
     final KafkaConsumer<byte[], byte[]> consumer;
     final String topic;
@@ -69,8 +82,15 @@ final class Kip848 {
     volatile long lastRecordAt = 0;
     volatile long longestPause = 0;
     volatile String error;
+    /**
+     * A commit refused as the group moved on (a classic member's generation is
+     * stale after a rebalance or a protocol change) is counted, not fatal: its
+     * records come again to the partitions' next owner.
+     */
+    volatile boolean tolerateCommitFailures;
+    final AtomicInteger commitFailures = new AtomicInteger();
 
-    Member(Runner run, JsonNode op, String name, Ownership ownership, Map<String, Integer> seen, AtomicBoolean measuring) {
+    Member(Runner run, JsonNode op, String name, String groupProtocol, Ownership ownership, Map<String, Integer> seen, AtomicBoolean measuring) {
       this.name = name;
       this.topic = op.path("topic").asText();
       this.ownership = ownership;
@@ -78,7 +98,7 @@ final class Kip848 {
       this.measuring = measuring;
       Properties p = run.props(op);
       p.put("group.id", op.path("group").asText());
-      p.put("group.protocol", op.path("groupProtocol").asText());
+      p.put("group.protocol", groupProtocol);
       p.put("client.id", name);
       p.put("auto.offset.reset", "earliest");
       p.put("enable.auto.commit", "false");
@@ -93,7 +113,7 @@ final class Kip848 {
           @Override
           public void onPartitionsRevoked(Collection<TopicPartition> tps) {
             // What was read is committed before the partitions go, so their next owner starts after it.
-            consumer.commitSync(Duration.ofSeconds(10));
+            commit();
             ownership.released(name, tps);
           }
 
@@ -114,7 +134,7 @@ final class Kip848 {
             if (lastRecordAt > 0 && measuring.get()) longestPause = Math.max(longestPause, now - lastRecordAt);
             lastRecordAt = now;
             for (ConsumerRecord<byte[], byte[]> r : records) seen.merge(r.partition() + ":" + r.offset(), 1, Integer::sum);
-            consumer.commitSync(Duration.ofSeconds(10));
+            commit();
           }
         }
       } catch (Exception e) {
@@ -138,27 +158,10 @@ final class Kip848 {
     Ownership ownership = new Ownership();
     Map<String, Integer> seen = new ConcurrentHashMap<>();
     AtomicBoolean measuring = new AtomicBoolean(true);
-    AtomicBoolean producing = new AtomicBoolean(true);
-    AtomicInteger sent = new AtomicInteger();
-    List<String> producerErrors = new ArrayList<>();
-    String topic = op.path("topic").asText();
-    Thread producer = new Thread(() -> {
-      try (KafkaProducer<byte[], byte[]> p = Records.producer(run.props(null))) {
-        while (producing.get()) {
-          for (int i = 0; i < partitions; i++) p.send(new ProducerRecord<>(topic, i, null, ("v" + sent.get() + "-" + i).getBytes(StandardCharsets.UTF_8))).get();
-          sent.addAndGet(partitions);
-          Thread.sleep(100);
-        }
-      } catch (Exception e) {
-        synchronized (producerErrors) {
-          producerErrors.add(Runner.describe(e));
-        }
-      }
-    }, "producer");
-    producer.start();
+    Producing producer = new Producing(run, op.path("topic").asText(), partitions);
     List<Member> members = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      Member m = new Member(run, op, "m" + i, ownership, seen, measuring);
+      Member m = new Member(run, op, "m" + i, op.path("groupProtocol").asText(), ownership, seen, measuring);
       members.add(m);
       m.thread.start();
       Thread.sleep(op.path("joinEveryMs").asLong(1000));
@@ -176,9 +179,7 @@ final class Kip848 {
       Thread.sleep(100);
     }
     measuring.set(false);
-    producing.set(false);
-    producer.join(30_000);
-    int total = sent.get();
+    int total = producer.stop();
     Groups.await(() -> seen.size() >= total, 30_000);
     Thread.sleep(1500); // duplicates, if any, would come now
     for (Member m : members) m.stop.set(true);
@@ -189,10 +190,115 @@ final class Kip848 {
     out.put("duplicates", seen.values().stream().filter(c -> c > 1).count());
     out.put("violations", ownership.violations);
     out.put("pausesMs", members.stream().map(m -> m.longestPause).toList());
-    List<String> errors = new ArrayList<>(producerErrors);
+    List<String> errors = new ArrayList<>(producer.errors);
     for (Member m : members) if (m.error != null) errors.add(m.name + ": " + m.error);
     out.put("errors", errors);
     return out;
+  }
+
+  /** A producer writing one record to each partition every 100 ms, until stopped. */
+  static final class Producing {
+    final AtomicBoolean producing = new AtomicBoolean(true);
+    final AtomicInteger sent = new AtomicInteger();
+    final List<String> errors = new ArrayList<>();
+    final Thread thread;
+
+    Producing(Runner run, String topic, int partitions) {
+      thread = new Thread(() -> {
+        try (KafkaProducer<byte[], byte[]> p = Records.producer(run.props(null))) {
+          while (producing.get()) {
+            for (int i = 0; i < partitions; i++) p.send(new ProducerRecord<>(topic, i, null, ("v" + sent.get() + "-" + i).getBytes(StandardCharsets.UTF_8))).get();
+            sent.addAndGet(partitions);
+            Thread.sleep(100);
+          }
+        } catch (Exception e) {
+          synchronized (errors) {
+            errors.add(Runner.describe(e));
+          }
+        }
+      }, "producer");
+      thread.start();
+    }
+
+    /** Stops it; the number of records it wrote. */
+    int stop() throws InterruptedException {
+      producing.set(false);
+      thread.join(30_000);
+      return sent.get();
+    }
+  }
+
+  /**
+   * Issue 17's fifth scenario: "members" members of group "group" with the
+   * first of "phases" (group protocols, e.g. classic, consumer, classic)
+   * consume while a producer writes; for each next phase, one at a time, a
+   * member with that protocol joins (and is given partitions) and one of the
+   * previous phase leaves. Answers the group's type after each phase, every
+   * record's delivery count, and the committed and end offsets.
+   */
+  static Object rollOver(Runner run, JsonNode op) throws Exception {
+    int partitions = op.path("partitions").asInt();
+    int n = op.path("members").asInt();
+    String topic = op.path("topic").asText();
+    String group = op.path("group").asText();
+    Ownership ownership = new Ownership();
+    Map<String, Integer> seen = new ConcurrentHashMap<>();
+    AtomicBoolean measuring = new AtomicBoolean(true);
+    Producing producer = new Producing(run, topic, partitions);
+    List<Member> all = new ArrayList<>();
+    List<Member> current = new ArrayList<>();
+    List<String> types = new ArrayList<>();
+    List<String> errors = new ArrayList<>();
+    int phase = 0;
+    try {
+      for (JsonNode protocol : op.path("phases")) {
+        List<Member> previous = current;
+        current = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+          Member m = new Member(run, op, "p" + phase + "m" + i, protocol.asText(), ownership, seen, measuring);
+          m.tolerateCommitFailures = true;
+          all.add(m);
+          current.add(m);
+          m.thread.start();
+          if (!Groups.await(() -> ownership.owned() == partitions && ownership.ownedBy(m.name) > 0, 30_000)) errors.add(m.name + " was given no partition");
+          if (i < previous.size()) {
+            Member old = previous.get(i);
+            old.stop.set(true);
+            old.thread.join(30_000);
+          }
+        }
+        Groups.await(() -> ownership.owned() == partitions, 30_000);
+        types.add(run.admin(op).listGroups().all().get().stream().filter(g -> g.groupId().equals(group)).findFirst().flatMap(g -> g.type()).map(Object::toString).orElse(null));
+        phase++;
+      }
+      int total = producer.stop();
+      Groups.await(() -> seen.size() >= total, 30_000);
+      for (Member m : current) m.stop.set(true);
+      for (Member m : current) m.thread.join(30_000);
+      Map<String, Object> out = new LinkedHashMap<>();
+      out.put("types", types);
+      out.put("sent", total);
+      out.put("distinct", seen.size());
+      out.put("redelivered", seen.values().stream().filter(c -> c > 1).count());
+      out.put("commitFailures", all.stream().mapToInt(m -> m.commitFailures.get()).sum());
+      out.put("pausesMs", all.stream().map(m -> m.longestPause).toList());
+      Map<Integer, Long> committedOffsets = new java.util.TreeMap<>();
+      run.admin(op).listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get().forEach((tp, o) -> committedOffsets.put(tp.partition(), o.offset()));
+      out.put("committed", committedOffsets);
+      Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> latest = new HashMap<>();
+      for (int i = 0; i < partitions; i++) latest.put(new TopicPartition(topic, i), org.apache.kafka.clients.admin.OffsetSpec.latest());
+      Map<Integer, Long> ends = new java.util.TreeMap<>();
+      run.admin(op).listOffsets(latest).all().get().forEach((tp, o) -> ends.put(tp.partition(), o.offset()));
+      out.put("ends", ends);
+      errors.addAll(producer.errors);
+      for (Member m : all) if (m.error != null) errors.add(m.name + ": " + m.error);
+      out.put("errors", errors);
+      return out;
+    } finally {
+      producer.stop();
+      for (Member m : all) m.stop.set(true);
+      for (Member m : all) m.thread.join(30_000);
+    }
   }
 
   /**

@@ -68,6 +68,7 @@ public final class Runner {
       case "staticJoin": return Groups.staticJoin(this, op);
       case "openTransaction": return ClusterAdmins.openTransaction(this, op);
       case "joinOneAtATime": return Kip848.joinOneAtATime(this, op);
+      case "rollOver": return Kip848.rollOver(this, op);
       case "regexSubscription": return Kip848.regexSubscription(this, op);
       case "invalidSubscriptionPattern": return Kip848.invalidSubscriptionPattern(this, op);
       case "transactions": return Txns.readProcessWrite(this, op);
