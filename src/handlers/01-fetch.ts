@@ -19,6 +19,7 @@ import type { Topic } from '../log/topic-manager.js';
 import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { defineHandler, type RequestContext } from './types.js';
 import { LogCode } from '../observability/log-codes.js';
+import { CONSUMER_OFFSETS_TOPIC, fetchConsumerOffsets, isConsumerOffsetsPartition, namesConsumerOffsets } from './consumer-offsets.js';
 
 type PartitionData = Input<FetchResponse['responses'][number]['partitions'][number]>;
 
@@ -30,6 +31,8 @@ interface Target {
   topic: Topic | null;
   log: PartitionLog | null;
   errorCode: number;
+  /** A partition of the read-only __consumer_offsets (no PartitionLog: read from the committed offsets). */
+  consumerOffsets?: boolean;
 }
 
 function leaderEpochError(requested: number, current: number): number {
@@ -41,6 +44,14 @@ async function resolveTargets(ctx: RequestContext, request: FetchRequest): Promi
   const byId = ctx.apiVersion >= 13;
   const targets: Target[] = [];
   for (const [topicIndex, t] of request.topics.entries()) {
+    if (namesConsumerOffsets(byId ? null : t.topic, byId ? t.topicId : undefined)) {
+      const readable = allowed(ctx, AclOperation.READ, ResourceType.TOPIC, CONSUMER_OFFSETS_TOPIC);
+      for (const partition of t.partitions) {
+        const errorCode = !readable ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : isConsumerOffsetsPartition(partition.partition) ? ErrorCode.NONE : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+        targets.push({ topicIndex, partition, topic: null, log: null, errorCode, consumerOffsets: errorCode === ErrorCode.NONE });
+      }
+      continue;
+    }
     const topic = byId ? (t.topicId === ZERO_UUID ? null : await ctx.broker.topics.getByIdLoading(t.topicId)) : await ctx.broker.topics.get(t.topic);
     // READ on the topic, checked by name before existence (so unreadable names are not revealed).
     const name = byId ? topic?.name : t.topic;
@@ -70,6 +81,14 @@ async function readOnce(ctx: RequestContext, request: FetchRequest, targets: Tar
   for (const target of targets) {
     const { partition, log } = target;
     const base = { partitionIndex: partition.partition, abortedTransactions: null, preferredReadReplica: -1, records: EMPTY };
+    if (target.consumerOffsets) {
+      const read = await fetchConsumerOffsets(ctx, partition.partition, partition.fetchOffset, Math.min(partition.partitionMaxBytes, remaining), bytes === 0);
+      anyError ||= read.data.errorCode !== ErrorCode.NONE;
+      bytes += read.bytes;
+      remaining -= read.bytes;
+      data.push(read.data);
+      continue;
+    }
     if (target.errorCode !== ErrorCode.NONE || !log) {
       anyError = true;
       // Kafka answers a partition it refuses before reading (unknown, unauthorized) with an empty
@@ -149,7 +168,8 @@ export default defineHandler({
       const remaining = deadline - Date.now();
       const wait = remaining > 0 && !ctx.broker.shuttingDown ? ctx.broker.logs.waitForAppend(logs, remaining) : null;
       const { data, bytes, anyError } = await readOnce(ctx, request, targets);
-      if (!wait || bytes >= request.minBytes || anyError || logs.length === 0) {
+      // __consumer_offsets partitions have no appends to wait for: their long polls wait out max_wait_ms.
+      if (!wait || bytes >= request.minBytes || anyError || (logs.length === 0 && !targets.some((t) => t.consumerOffsets))) {
         wait?.cancel();
         return respond(ErrorCode.NONE, data, targets);
       }
