@@ -21,7 +21,7 @@ interface Printed {
 }
 
 /** What the formatter printed (one JSON object per commit, not separated by newlines), commit timestamps replaced. */
-async function formatted(side: Side, count: number): Promise<unknown[]> {
+async function formatted(side: Side, count: number): Promise<Printed[]> {
   const r = await runToolOk(
     'kafka-console-consumer',
     [
