@@ -63,9 +63,10 @@ $$;
 
 CREATE FUNCTION committed_offsets_position() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  -- A re-commit (the common case) keeps its partition: the hash is computed once per key.
-  NEW.log_partition := CASE WHEN TG_OP = 'UPDATE' AND OLD.log_partition IS NOT NULL AND NEW.group_id = OLD.group_id THEN OLD.log_partition
-                            ELSE consumer_offsets_partition(NEW.group_id) END;
+  -- The broker passes the partition it computed (the same hash); a re-commit keeps its row's.
+  IF NEW.log_partition IS NULL OR (TG_OP = 'UPDATE' AND NEW.group_id <> OLD.group_id) THEN
+    NEW.log_partition := consumer_offsets_partition(NEW.group_id);
+  END IF;
   NEW.log_position := consumer_offsets_next_position(NEW.log_partition);
   IF TG_OP = 'INSERT' THEN
     DELETE FROM consumer_offsets_tombstones WHERE group_id = NEW.group_id AND topic = NEW.topic AND partition = NEW.partition;

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { DeleteGroupsApi, FetchApi, ListOffsetsApi, MetadataApi, OffsetCommitApi, ProduceApi } from '../../src/protocol/messages/index.js';
 import { buildBatch, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
+import { consumerOffsetsPartition } from '../../src/storage/pg/group-store.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
 import { RawClient } from '../support/raw-client.js';
 
@@ -75,6 +76,15 @@ async function commit(groupId: string, partitions: { partition: number; offset: 
 }
 
 describe('__consumer_offsets', () => {
+  it("puts a group in Kafka's partition, computed alike by the broker and by SQL (for rows written without it)", async () => {
+    const groups = ['my-group', 'offsets-topic-a', '', 'console-consumer-12345', '\u{1F600}x'];
+    // Kafka 4.3.1's partitionFor, run in the JDK.
+    const kafka = [12, 36, 0, 6, 39];
+    expect(groups.map(consumerOffsetsPartition)).toEqual(kafka);
+    const rows = await broker.query<{ p: number }>('SELECT consumer_offsets_partition(g) AS p FROM unnest($1::text[]) WITH ORDINALITY AS u(g, i) ORDER BY i', [groups]);
+    expect(rows.map((r) => r.p)).toEqual(kafka);
+  });
+
   it('holds each commit in the group partition, OffsetCommitKey v1 / OffsetCommitValue v3, newest commit of a key only', async () => {
     await commit('my-group', [
       { partition: 0, offset: '5' },
@@ -149,18 +159,19 @@ describe('__consumer_offsets', () => {
     // kafkajs only consumes in groups: consuming __consumer_offsets in a group adds that group's own commits to it, as in Kafka.
     const consumer = kafka.consumer({ groupId: 'reader-of-offsets' });
     const keys = new Set<string>();
+    const wanted = [keyOf('my-group', 'orders', 0), keyOf('my-group', 'orders', 1), keyOf('offsets-topic-a', 'orders', 0)];
     await consumer.connect();
     await consumer.subscribe({ topic: '__consumer_offsets', fromBeginning: true });
     const done = new Promise<void>((resolve) => {
       void consumer.run({
         eachMessage: async ({ message }) => {
           keys.add(message.key!.toString('hex'));
-          if (keys.has(keyOf('my-group', 'orders', 0)) && keys.has(keyOf('my-group', 'orders', 1))) resolve();
+          if (wanted.every((k) => keys.has(k))) resolve();
         },
       });
     });
     await done;
     await consumer.disconnect();
-    expect(keys).toContain(keyOf('offsets-topic-a', 'orders', 0));
+    expect(wanted.filter((k) => !keys.has(k))).toEqual([]);
   });
 });

@@ -1,6 +1,8 @@
 import type pg from 'pg';
 import { metadataString } from './group-store.js';
 
+export { consumerOffsetsPartition } from './group-store.js';
+
 /** The newest entry of one key of __consumer_offsets: an offset commit, or a tombstone (committedOffset null) of a deleted one. */
 export interface ConsumerOffsetsEntry {
   position: bigint;
