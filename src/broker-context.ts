@@ -2,6 +2,7 @@ import type { GroupConfigs } from './coordinator/group-configs.js';
 import type { Config } from './config/schema.js';
 import type { Coordination } from './coordinator/coordination.js';
 import type { PartitionLeadership } from './coordinator/partition-leadership.js';
+import type { ConsumerOffsetsTopic } from './coordinator/consumer-offsets-topic.js';
 import type { GroupCoordinator } from './coordinator/group-coordinator.js';
 import type { TransactionCoordinator } from './coordinator/transaction-coordinator.js';
 import type { BrokerConfigs } from './log/broker-configs.js';
@@ -46,6 +47,8 @@ export interface BrokerContext {
   fetchSessions: FetchSessionCache;
   groups: GroupCoordinator;
   transactions: TransactionCoordinator;
+  /** The read-only __consumer_offsets, served from the committed offsets. */
+  consumerOffsets: ConsumerOffsetsTopic;
   log: Logger;
   /** The API version ranges ApiVersions advertises, built from the handlers. */
   apiVersions: { apiKey: number; minVersion: number; maxVersion: number }[];

@@ -5,6 +5,7 @@ import type { BrokerContext } from './broker-context.js';
 import type { Config } from './config/schema.js';
 import { systemClock } from './clock.js';
 import { GroupCoordinator } from './coordinator/group-coordinator.js';
+import { ConsumerOffsetsTopic } from './coordinator/consumer-offsets-topic.js';
 import { Coordination, type LiveBroker } from './coordinator/coordination.js';
 import { PartitionLeadership } from './coordinator/partition-leadership.js';
 import { TransactionCoordinator } from './coordinator/transaction-coordinator.js';
@@ -33,6 +34,7 @@ import { brokerApplicationName, ClusterStore, type BrokerRow } from './storage/p
 import { CompactionStore } from './storage/pg/compaction-store.js';
 import { CoordinatorStore } from './storage/pg/coordinator-store.js';
 import { GroupStore } from './storage/pg/group-store.js';
+import { ConsumerOffsetsStore } from './storage/pg/consumer-offsets-store.js';
 import { databaseUnreachable, openDatabase, type Database } from './storage/pg/database.js';
 import { LagStore } from './storage/pg/lag-store.js';
 import { AppendAnnouncer } from './storage/pg/append-announcer.js';
@@ -335,6 +337,7 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     fetchSessions,
     groups,
     transactions,
+    consumerOffsets: new ConsumerOffsetsTopic(new ConsumerOffsetsStore(pool)),
     log,
     apiVersions: registry.apiVersions(),
     shuttingDown: false,

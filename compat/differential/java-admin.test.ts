@@ -40,8 +40,9 @@ async function onBothJava(p: Pair, ops: JavaOp[]): Promise<Record<Side, unknown>
       if (Array.isArray(res[key])) res[key] = res[key].map(({ host, ...acl }: Record<string, unknown>) => ({ ...acl, aclHost: host }));
     }
     if (side === 'kafka') {
-      // pgkafka has no internal topics: offsets and transactions live in PostgreSQL tables (FINDINGS: "The internal topics").
-      res.listTopicsWithInternal = res.listTopicsWithInternal?.filter?.((t: string) => !t.startsWith('__'));
+      // pgkafka has no __transaction_state: transactions live in PostgreSQL tables; __consumer_offsets is served
+      // from the committed offsets, listed once an offset was committed, as here (FINDINGS: "The internal topics").
+      res.listTopicsWithInternal = res.listTopicsWithInternal?.filter?.((t: string) => !t.startsWith('__') || t === '__consumer_offsets');
     }
     if (side === 'kafka' && res.features?.finalized) {
       // Features naming protocols pgkafka does not serve (FINDINGS: "describeFeatures"); metadata.version is compared.

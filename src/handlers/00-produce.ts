@@ -27,6 +27,7 @@ import { AclOperation, ResourceType, allowed, mayCreateTopic } from './authoriza
 import { currentLeader, leaderEndpoints, leadsPartition } from './partition-leader.js';
 import { addProducedPartitionsToTransaction } from './txn-implicit-add.js';
 import { Deferred, defineHandler, type RequestContext } from './types.js';
+import { CONSUMER_OFFSETS_TOPIC, CONSUMER_OFFSETS_TOPIC_ID, ConsumerOffsetsTopic } from '../coordinator/consumer-offsets-topic.js';
 
 // A record batch's attributes are the int16 at offset 21 (after base offset, length, leader epoch, magic, CRC).
 const ATTRIBUTES_END = 23;
@@ -240,12 +241,17 @@ export default defineHandler({
       let topicError: number = ErrorCode.NONE;
       if (acks !== 0 && acks !== 1 && acks !== -1) {
         topicError = ErrorCode.INVALID_REQUIRED_ACKS;
+      } else if (byId && topicData.topicId === CONSUMER_OFFSETS_TOPIC_ID) {
+        topicError = allowed(ctx, AclOperation.WRITE, ResourceType.TOPIC, CONSUMER_OFFSETS_TOPIC) ? ErrorCode.INVALID_TOPIC_EXCEPTION : ErrorCode.TOPIC_AUTHORIZATION_FAILED;
       } else if (byId) {
         topic = topicData.topicId === ZERO_UUID ? null : await ctx.broker.topics.getByIdLoading(topicData.topicId);
         if (!topic) topicError = ErrorCode.UNKNOWN_TOPIC_ID;
         else if (!allowed(ctx, AclOperation.WRITE, ResourceType.TOPIC, topic.name)) [topic, topicError] = [null, ErrorCode.TOPIC_AUTHORIZATION_FAILED];
       } else if (!allowed(ctx, AclOperation.WRITE, ResourceType.TOPIC, topicData.name)) {
         topicError = ErrorCode.TOPIC_AUTHORIZATION_FAILED;
+      } else if (ConsumerOffsetsTopic.is(topicData.name)) {
+        // Kafka's ReplicaManager: clients cannot append to an internal topic.
+        topicError = ErrorCode.INVALID_TOPIC_EXCEPTION;
       } else {
         // Auto-creation also needs CREATE on the cluster or the topic.
         const existing = await ctx.broker.topics.get(topicData.name);

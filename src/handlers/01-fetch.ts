@@ -29,6 +29,7 @@ import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { currentLeader, leaderEndpoints, leadsPartition, type CurrentLeader } from './partition-leader.js';
 import { defineHandler, type RequestContext } from './types.js';
 import { LogCode } from '../observability/log-codes.js';
+import { CONSUMER_OFFSETS_TOPIC, fetchConsumerOffsets, isConsumerOffsetsPartition, namesConsumerOffsets } from './consumer-offsets.js';
 
 type PartitionData = Input<FetchResponse['responses'][number]['partitions'][number]>;
 
@@ -42,6 +43,8 @@ interface Target {
   errorCode: number;
   /** The partition's leader, when this broker is not it. */
   currentLeader?: CurrentLeader;
+  /** A partition of the read-only __consumer_offsets (no PartitionLog: read from the committed offsets). */
+  consumerOffsets?: boolean;
 }
 
 function leaderEpochError(requested: number, current: number): number {
@@ -60,6 +63,12 @@ async function resolveTargets(ctx: RequestContext, partitions: readonly FetchPar
   const targets: Target[] = [];
   for (const fetch of partitions) {
     const partition = fetch.request;
+    if (namesConsumerOffsets(byId ? null : fetch.topic, byId ? fetch.topicId : undefined)) {
+      const readable = allowed(ctx, AclOperation.READ, ResourceType.TOPIC, CONSUMER_OFFSETS_TOPIC);
+      const errorCode = !readable ? ErrorCode.TOPIC_AUTHORIZATION_FAILED : isConsumerOffsetsPartition(partition.partition) ? ErrorCode.NONE : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+      targets.push({ fetch, partition, topic: null, log: null, errorCode, consumerOffsets: errorCode === ErrorCode.NONE });
+      continue;
+    }
     const ref = byId ? fetch.topicId : fetch.topic;
     let resolved = topics.get(ref);
     if (!resolved) {
@@ -100,6 +109,14 @@ async function readOnce(ctx: RequestContext, request: FetchRequest, targets: rea
   for (const target of targets) {
     const { partition, log } = target;
     const base = { partitionIndex: partition.partition, abortedTransactions: null, preferredReadReplica: -1, records: EMPTY };
+    if (target.consumerOffsets) {
+      const read = await fetchConsumerOffsets(ctx, partition.partition, partition.fetchOffset, Math.min(partition.partitionMaxBytes, remaining), bytes === 0);
+      anyError ||= read.data.errorCode !== ErrorCode.NONE;
+      bytes += read.bytes;
+      remaining -= read.bytes;
+      data.push(read.data);
+      continue;
+    }
     if (target.errorCode !== ErrorCode.NONE || !log) {
       anyError = true;
       // Kafka answers a partition it refuses before reading (unknown, unauthorized) with an empty
@@ -229,7 +246,8 @@ export default defineHandler({
       const remaining = deadline - Date.now();
       const wait = remaining > 0 && !ctx.broker.shuttingDown ? ctx.broker.logs.waitForAppend(logs, remaining) : null;
       const { data, bytes, anyError } = await readOnce(ctx, request, targets);
-      if (!wait || bytes >= request.minBytes || anyError || logs.length === 0) {
+      // __consumer_offsets partitions have no appends to wait for: their long polls wait out max_wait_ms.
+      if (!wait || bytes >= request.minBytes || anyError || (logs.length === 0 && !targets.some((t) => t.consumerOffsets))) {
         wait?.cancel();
         return respond(ctx, context, targets, data);
       }

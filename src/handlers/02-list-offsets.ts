@@ -12,6 +12,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import { ListOffsetsApi } from '../protocol/messages/index.js';
 import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { leadsPartition } from './partition-leader.js';
+import { isConsumerOffsetsPartition, namesConsumerOffsets } from './consumer-offsets.js';
 import { defineHandler } from './types.js';
 
 const DEBUGGING_REPLICA_ID = -2;
@@ -30,6 +31,12 @@ export default defineHandler({
           t.partitions.map(async (p) => {
             const failed = (errorCode: number) => ({ partitionIndex: p.partitionIndex, errorCode, timestamp: -1n, offset: -1n, leaderEpoch: -1 });
             if (!authorized) return failed(ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+            if (namesConsumerOffsets(t.name)) {
+              if (!isConsumerOffsetsPartition(p.partitionIndex)) return failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+              const found = await ctx.broker.consumerOffsets.offsetForTimestamp(p.partitionIndex, p.timestamp);
+              if (ctx.apiVersion === 0) return { ...failed(ErrorCode.NONE), oldStyleOffsets: found.offset >= 0n ? [found.offset] : [] };
+              return { partitionIndex: p.partitionIndex, errorCode: found.errorCode, timestamp: found.timestamp, offset: found.offset, leaderEpoch: found.offset >= 0n ? 0 : -1 };
+            }
             const log = topic && p.partitionIndex >= 0 && p.partitionIndex < topic.partitionCount ? await logs.partition(topic.topicId, p.partitionIndex) : null;
             if (!log) return failed(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
             if (request.replicaId !== DEBUGGING_REPLICA_ID && !(await leadsPartition(ctx, topic!, p.partitionIndex))) return failed(ErrorCode.NOT_LEADER_OR_FOLLOWER);

@@ -6,7 +6,11 @@
 // for unknown ids. v13: top-level error code.
 // Kafka's internal topic names are never auto-created (their state lives in
 // PostgreSQL tables, see TopicManager): they answer UNKNOWN_TOPIC_OR_PARTITION
-// with is_internal set, as Kafka answers an internal topic it has not created.
+// with is_internal set, as Kafka answers an internal topic it has not created;
+// except __consumer_offsets, read-only and served from the committed offsets
+// (handlers/consumer-offsets.ts) by every broker, which names itself its leader:
+// named, it is always described (Kafka creates it when asked for), and it is
+// listed once any offset has been committed.
 // A partition's leader is the broker holding its lease (coordinator/
 // partition-leadership.ts), its only replica; a partition no live broker
 // leads answers LEADER_NOT_AVAILABLE with leader -1, as Kafka answers an
@@ -19,6 +23,7 @@ import { isInternalTopic, type Topic } from '../log/topic-manager.js';
 import { topicNameError } from '../log/topic-name.js';
 import { AclOperation, NOT_REQUESTED, ResourceType, allowed, authorizedOperations, clusterAllowed, clusterAuthorizedOperations, mayCreateTopic, quietlyAllowed } from './authorization.js';
 import { partitionLeader } from './partition-leader.js';
+import { CONSUMER_OFFSETS_TOPIC, describeConsumerOffsets, namesConsumerOffsets } from './consumer-offsets.js';
 import { defineHandler, type RequestContext } from './types.js';
 
 type TopicEntry = Input<MetadataResponse['topics'][number]>;
@@ -51,6 +56,9 @@ export default defineHandler({
       for (const topic of await broker.topics.list()) {
         if (quietlyAllowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topic.name)) topics.push(await describeTopic(ctx, topic, includeOperations));
       }
+      if ((await broker.consumerOffsets.exists()) && quietlyAllowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, CONSUMER_OFFSETS_TOPIC)) {
+        topics.push(describeConsumerOffsets(ctx, includeOperations));
+      }
     } else {
       const autoCreate = apiVersion < 4 || request.allowAutoTopicCreation;
       // Kafka answers by topic id when any requested topic names one, whatever the names say (the Java
@@ -59,6 +67,10 @@ export default defineHandler({
       for (const requested of request.topics!) {
         if (byTopicId && requested.topicId === ZERO_UUID) continue;
         if (requested.name === null || byTopicId) {
+          if (namesConsumerOffsets(null, requested.topicId) && allowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, CONSUMER_OFFSETS_TOPIC)) {
+            topics.push(describeConsumerOffsets(ctx, includeOperations));
+            continue;
+          }
           const topic = requested.topicId !== ZERO_UUID ? await broker.topics.getByIdLoading(requested.topicId) : null;
           if (topic && !allowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topic.name)) {
             // Kafka: topic ids are not sensitive, so an undescribable one is named as refused.
@@ -75,6 +87,10 @@ export default defineHandler({
         }
         if (!allowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name)) {
           topics.push({ errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, name, partitions: [] });
+          continue;
+        }
+        if (namesConsumerOffsets(name)) {
+          topics.push(describeConsumerOffsets(ctx, includeOperations));
           continue;
         }
         const existing = await broker.topics.get(name);

@@ -4,7 +4,9 @@
 // Metadata answers them UNKNOWN_TOPIC_OR_PARTITION with is_internal set (as
 // Kafka answers an internal topic it has not created), and CreateTopics
 // refuses them, and __cluster_metadata, with INVALID_REQUEST as Kafka refuses
-// __cluster_metadata.
+// __cluster_metadata. __consumer_offsets is the exception Metadata and Produce
+// make: a read-only topic served from the committed offsets
+// (consumer-offsets-topic.test.ts).
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/errors.js';
@@ -14,6 +16,8 @@ import { startTestBroker, type TestBroker } from '../support/broker.js';
 import { RawClient } from '../support/raw-client.js';
 
 const INTERNAL = ['__consumer_offsets', '__transaction_state', '__share_group_state'];
+/** Internal topics this broker has no topic for. */
+const ABSENT = ['__transaction_state', '__share_group_state'];
 
 let broker: TestBroker;
 let client: RawClient;
@@ -34,20 +38,21 @@ describe('internal topic names', () => {
     for (const version of [1, 4, 9, 12]) {
       const res = await client.request(MetadataApi, version, { topics: [...INTERNAL, `ordinary-${version}`].map((name) => ({ name })), allowAutoTopicCreation: true });
       expect(res.topics.map((t) => [t.name, t.errorCode, t.isInternal, t.partitions.length])).toEqual([
-        ...INTERNAL.map((name) => [name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, true, 0]),
+        ['__consumer_offsets', ErrorCode.NONE, true, 50],
+        ...ABSENT.map((name) => [name, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, true, 0]),
         [`ordinary-${version}`, 0, false, 1],
       ]);
     }
     expect(await storedNames()).toEqual(['ordinary-1', 'ordinary-12', 'ordinary-4', 'ordinary-9']);
   });
 
-  it('Produce to them answers UNKNOWN_TOPIC_OR_PARTITION and creates nothing', async () => {
+  it('Produce to them answers UNKNOWN_TOPIC_OR_PARTITION (INVALID_TOPIC_EXCEPTION for the read-only __consumer_offsets) and creates nothing', async () => {
     const res = await client.request(ProduceApi, 9, {
       acks: -1,
       timeoutMs: 1000,
-      topicData: [{ name: '__consumer_offsets', partitionData: [{ index: 0, records: buildBatch({ records: [{ key: null, value: Buffer.from('v') }] }) }] }],
+      topicData: INTERNAL.map((name) => ({ name, partitionData: [{ index: 0, records: buildBatch({ records: [{ key: null, value: Buffer.from('v') }] }) }] })),
     });
-    expect(res.responses[0]!.partitionResponses[0]!.errorCode).toBe(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    expect(res.responses.map((r) => r.partitionResponses[0]!.errorCode)).toEqual([ErrorCode.INVALID_TOPIC_EXCEPTION, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]);
     expect(await storedNames()).not.toContain('__consumer_offsets');
   });
 

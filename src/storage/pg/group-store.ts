@@ -8,6 +8,18 @@ import { decodeGroup, encodeGroup, type GroupRow, type StoredGroup } from './gro
 export const metadataBytes = (metadata: string | null): Buffer | null => (metadata === null ? null : Buffer.from(metadata, 'utf8'));
 export const metadataString = (stored: Buffer | null): string | null => (stored === null ? null : stored.toString('utf8'));
 
+/**
+ * The partition of __consumer_offsets that holds a group's commits: Kafka's
+ * Utils.abs(groupId.hashCode()) % 50 (Java's String.hashCode over UTF-16 code
+ * units; abs of Integer.MIN_VALUE is 0), as the migration's SQL function
+ * consumer_offsets_partition computes it for rows written without it.
+ */
+export function consumerOffsetsPartition(groupId: string): number {
+  let h = 0;
+  for (let i = 0; i < groupId.length; i++) h = (Math.imul(31, h) + groupId.charCodeAt(i)) | 0;
+  return (h === -0x80000000 ? 0 : Math.abs(h)) % 50;
+}
+
 export interface CommittedOffset {
   topic: string;
   partition: number;
@@ -99,9 +111,9 @@ export class GroupStore {
   async commitOffsets(groupId: string, offsets: readonly OffsetToCommit[], lease: CoordinatorLease): Promise<void> {
     if (offsets.length === 0) return;
     const { rowCount } = await this.pool.query(
-      `INSERT INTO committed_offsets (group_id, topic, partition, committed_offset, leader_epoch, metadata, commit_timestamp, expire_timestamp)
+      `INSERT INTO committed_offsets (group_id, topic, partition, committed_offset, leader_epoch, metadata, commit_timestamp, expire_timestamp, log_partition)
        SELECT $1, t, p, o, e, m, CASE WHEN ct < 0 THEN now() ELSE to_timestamp(ct / 1000.0) END,
-              CASE WHEN rt < 0 THEN NULL ELSE now() + make_interval(secs => rt / 1000.0) END
+              CASE WHEN rt < 0 THEN NULL ELSE now() + make_interval(secs => rt / 1000.0) END, $11::int4
        FROM unnest($2::text[], $3::int4[], $4::int8[], $5::int4[], $6::bytea[], $9::int8[], $10::int8[]) AS u(t, p, o, e, m, ct, rt)
        WHERE ${LEASE_HELD('$7', '$8')}
        ON CONFLICT (group_id, topic, partition) DO UPDATE SET committed_offset = excluded.committed_offset,
@@ -118,6 +130,7 @@ export class GroupStore {
         lease.instanceId,
         offsets.map((o) => (o.commitTimestampMs ?? -1n).toString()),
         offsets.map((o) => (o.retentionTimeMs ?? -1n).toString()),
+        consumerOffsetsPartition(groupId),
       ],
     );
     if (rowCount === 0) throw leaseLost(lease);
