@@ -1,11 +1,14 @@
 // PostgreSQL itself restarted under load. The test owns a PostgreSQL server
 // (never the shared one), runs two broker processes on it, keeps several
-// idempotent producers at acks=all on one broker (and plain ones, without
-// producer ids), and stops PostgreSQL in the
+// idempotent producers at acks=all (and plain ones, without producer ids),
+// each topic's requests sent to its partition's leader (looked up again when
+// a broker answers NOT_LEADER_OR_FOLLOWER, as a restart can move
+// leadership), and stops PostgreSQL in the
 // middle of it (fast shutdown, then immediate shutdown, which is a crash as
 // far as the data is concerned), keeps it down, starts it again. Meanwhile a
 // consumer group member heartbeats and commits, and long-poll fetches stay
-// parked across the outage on both brokers. Afterwards every acknowledged
+// parked across the outage on both brokers (a two-partition topic, one
+// partition led by each). Afterwards every acknowledged
 // offset holds its value, offsets are dense, no record is stored twice, no
 // broker exited, every error clients saw was retriable, and the brokers served
 // again (produce, commit, LISTEN wake-ups) within a bounded time after
@@ -27,6 +30,7 @@ import {
 } from '../../src/protocol/messages/index.js';
 import { buildBatch, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
 import { freePort, spawnBroker, type BrokerProcess } from '../support/broker-process.js';
+import { leadersOf, until } from '../support/cluster.js';
 import { startOwnedPostgres, type OwnedPostgres, type ShutdownMode } from '../support/postgres-server.js';
 import { compareWithLog, produceIdempotent, readLog } from '../support/durability.js';
 import { RawClient } from '../support/raw-client.js';
@@ -39,8 +43,9 @@ const TOPIC = 'restart';
 /** Producers without producer ids write here. */
 const PLAIN_TOPIC = 'restart-plain';
 const PLAIN_WRITERS = 2;
-/** Nobody produces here during an outage, so fetches parked on it stay parked across the restart. */
+/** Nobody produces here during an outage, so fetches parked on it stay parked across the restart; two partitions, one led by each broker. */
 const PARKED_TOPIC = 'parked';
+const PARKED_PARTITIONS = [0, 1];
 const GROUP = 'restart-group';
 /** How long PostgreSQL stays down each time. */
 const DOWN_MS = 2000;
@@ -48,13 +53,13 @@ const DOWN_MS = 2000;
 const RECOVERY_BOUND_MS = 10_000;
 const SEED = Number(process.env.PG_RESTART_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
-const fetchRequest = (topic: string, fetchOffset: bigint, maxWaitMs: number) => ({
+const fetchRequest = (topic: string, fetchOffset: bigint, maxWaitMs: number, partition = 0) => ({
   replicaId: -1,
   maxWaitMs,
   minBytes: 1,
   maxBytes: 1 << 24,
   sessionEpoch: -1,
-  topics: [{ topic, partitions: [{ partition: 0, fetchOffset, partitionMaxBytes: 1 << 24 }] }],
+  topics: [{ topic, partitions: [{ partition, fetchOffset, partitionMaxBytes: 1 << 24 }] }],
 });
 
 function recordsOf(buf: Buffer): { offset: bigint; value: string }[] {
@@ -65,7 +70,18 @@ function recordsOf(buf: Buffer): { offset: bigint; value: string }[] {
   return out;
 }
 
-/** Every record of `topic`, read through `bootstrap`. */
+/** The records of one partition, read at `bootstrap` with one fetch (the parked topic holds a few). */
+async function readPartition(bootstrap: string, topic: string, partition: number) {
+  const client = await RawClient.connect(bootstrap);
+  try {
+    const p = (await client.request(FetchApi, 11, fetchRequest(topic, 0n, 0, partition))).responses[0]!.partitions[0]!;
+    expect(p.errorCode).toBe(0);
+    return recordsOf(p.records as Buffer);
+  } finally {
+    client.close();
+  }
+}
+
 let server: OwnedPostgres;
 const brokers: BrokerProcess[] = [];
 beforeAll(async () => {
@@ -87,29 +103,65 @@ describe('PostgreSQL restart', () => {
     const started = Date.now();
     const [portA, portB] = [await freePort(), await freePort()];
     const common = { DATABASE_URL: server.url, PGKAFKA_SCHEMA: 'pgkafka', PGKAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS: '0' };
-    // A takes the producers and the group; B shares the database and learns of A's appends only by LISTEN/NOTIFY.
+    // Both share the database; each serves the partitions it leads.
     const brokerA = await spawnBroker({ ...common, PGKAFKA_PORT: String(portA), PGKAFKA_NODE_ID: '1' });
     brokers.push(brokerA);
     const brokerB = await spawnBroker({ ...common, PGKAFKA_PORT: String(portB), PGKAFKA_NODE_ID: '2' });
     brokers.push(brokerB);
     const [bootstrapA, bootstrapB] = [`127.0.0.1:${portA}`, `127.0.0.1:${portB}`];
+    const bootstrapOf = new Map([
+      [1, bootstrapA],
+      [2, bootstrapB],
+    ]);
     {
       const admin = await RawClient.connect(bootstrapA);
       const created = await admin.request(CreateTopicsApi, 7, {
-        topics: [TOPIC, PARKED_TOPIC, PLAIN_TOPIC].map((name) => ({ name, numPartitions: 1, replicationFactor: 1 })),
+        topics: [TOPIC, PARKED_TOPIC, PLAIN_TOPIC].map((name) => ({ name, numPartitions: name === PARKED_TOPIC ? PARKED_PARTITIONS.length : 1, replicationFactor: 1 })),
         timeoutMs: 5000,
       });
       expect(created.topics.map((t) => t.errorCode)).toEqual([0, 0, 0]);
       admin.close();
     }
 
+    // Each partition's leader (node id) as Metadata last named it; looked up again when a broker says it does not lead.
+    const leaders = new Map<string, number>();
+    const lookingUp = new Map<string, Promise<void>>();
+    const lookUpLeaders = (topic: string): Promise<void> => {
+      const pending =
+        lookingUp.get(topic) ??
+        (async () => {
+          for (const bootstrap of [bootstrapA, bootstrapB]) {
+            try {
+              const found = await leadersOf(bootstrap, topic);
+              if (found.length > 0 && found.every((l) => bootstrapOf.has(l.leader))) {
+                found.forEach((l, partition) => leaders.set(`${topic}-${partition}`, l.leader));
+                return;
+              }
+            } catch {
+              // That broker cannot answer now (PostgreSQL down, or connection refused): ask the other, or later.
+            }
+          }
+        })().finally(() => lookingUp.delete(topic));
+      lookingUp.set(topic, pending);
+      return pending;
+    };
+    /** The address of the partition's leader as last looked up. */
+    const leaderOf = (topic: string, partition = 0) => bootstrapOf.get(leaders.get(`${topic}-${partition}`)!)!;
+    await until('every partition has a leader', async () => {
+      await Promise.all([TOPIC, PARKED_TOPIC, PLAIN_TOPIC].map(lookUpLeaders));
+      return leaders.size === 2 + PARKED_PARTITIONS.length;
+    });
+    // Long-poll fetches park on both brokers: one parked partition is led by each.
+    expect(new Set(PARKED_PARTITIONS.map((partition) => leaders.get(`${PARKED_TOPIC}-${partition}`)))).toEqual(new Set([1, 2]));
+
     // What clients saw, by phase and kind; every error code must be retriable.
     let phase = 'before';
     const errors: Record<string, number> = {};
     const nonRetriable: string[] = [];
     const count = (kind: string) => (errors[`${phase}: ${kind}`] = (errors[`${phase}: ${kind}`] ?? 0) + 1);
-    const sawCode = (api: string, code: number, what: string) => {
+    const sawCode = (api: string, code: number, what: string, topic?: string) => {
       count(`${api} ${errorName(code)}`);
+      if (code === ErrorCode.NOT_LEADER_OR_FOLLOWER && topic) void lookUpLeaders(topic);
       if (!isRetriable(code)) nonRetriable.push(`${phase}: ${api} ${errorName(code)} (${what})`);
     };
     const sawFailure = (api: string, err: unknown) => {
@@ -120,22 +172,24 @@ describe('PostgreSQL restart', () => {
     };
     let stop = false;
 
-    // Idempotent producers on A, one record per request; an unacknowledged batch is retried with the same sequence.
+    // Idempotent producers at the topic's leader, one record per request; an unacknowledged batch is retried with the same sequence.
     const acknowledged = new Map<bigint, string>();
     const ackedValues = new Set<string>();
     let acks = 0;
     const writer = async (w: number) => {
       let client: RawClient | null = null;
+      let connectedTo = '';
       let producerId = -1n;
       let producerEpoch = -1;
       let sequence = 0;
       while (!stop) {
         let api = 'Produce';
         try {
-          if (!client || client.closed) {
+          if (!client || client.closed || connectedTo !== leaderOf(TOPIC)) {
             client?.close();
             client = null;
-            client = await RawClient.connect(bootstrapA);
+            connectedTo = leaderOf(TOPIC);
+            client = await RawClient.connect(connectedTo);
           }
           if (producerId < 0n) {
             api = 'InitProducerId';
@@ -163,7 +217,7 @@ describe('PostgreSQL restart', () => {
             acks++;
             sequence++;
           } else {
-            sawCode('Produce', p.errorCode, value);
+            sawCode('Produce', p.errorCode, value, TOPIC);
             await sleep(20);
           }
         } catch (err) {
@@ -176,16 +230,18 @@ describe('PostgreSQL restart', () => {
       client?.close();
     };
 
-    // Plain producers on A (no producer id), one record per request, every attempt a new value.
+    // Plain producers at the topic's leader (no producer id), one record per request, every attempt a new value.
     const plainAcknowledged = new Map<bigint, string>();
     const plainWriter = async (w: number) => {
       let client: RawClient | null = null;
+      let connectedTo = '';
       for (let attempt = 0; !stop; attempt++) {
         try {
-          if (!client || client.closed) {
+          if (!client || client.closed || connectedTo !== leaderOf(PLAIN_TOPIC)) {
             client?.close();
             client = null;
-            client = await RawClient.connect(bootstrapA);
+            connectedTo = leaderOf(PLAIN_TOPIC);
+            client = await RawClient.connect(connectedTo);
           }
           const value = `plain-w${w}-a${attempt}`;
           const res = await client.request(ProduceApi, 9, {
@@ -196,7 +252,7 @@ describe('PostgreSQL restart', () => {
           const p = res.responses[0]!.partitionResponses[0]!;
           if (p.errorCode === ErrorCode.NONE) plainAcknowledged.set(p.baseOffset, value);
           else {
-            sawCode('Produce (plain)', p.errorCode, value);
+            sawCode('Produce (plain)', p.errorCode, value, PLAIN_TOPIC);
             await sleep(20);
           }
         } catch (err) {
@@ -281,23 +337,25 @@ describe('PostgreSQL restart', () => {
       client?.close();
     };
 
-    // A consumer on B reading the topic as it grows, across the outages: offsets follow each other with no gap.
+    // A consumer at the topic's leader reading it as it grows, across the outages: offsets follow each other with no gap.
     const consumed: { offset: bigint; value: string }[] = [];
     const gaps: string[] = [];
     const consumer = async () => {
       let client: RawClient | null = null;
+      let connectedTo = '';
       while (!stop) {
         try {
-          if (!client || client.closed) {
+          if (!client || client.closed || connectedTo !== leaderOf(TOPIC)) {
             client?.close();
             client = null;
-            client = await RawClient.connect(bootstrapB);
+            connectedTo = leaderOf(TOPIC);
+            client = await RawClient.connect(connectedTo);
           }
           const position = consumed.length === 0 ? 0n : consumed.at(-1)!.offset + 1n;
           const res = await client.request(FetchApi, 11, fetchRequest(TOPIC, position, 200));
           const p = res.responses[0]!.partitions[0]!;
           if (p.errorCode !== 0) {
-            sawCode('Fetch', p.errorCode, String(position));
+            sawCode('Fetch', p.errorCode, String(position), TOPIC);
             await sleep(20);
             continue;
           }
@@ -317,25 +375,25 @@ describe('PostgreSQL restart', () => {
       client?.close();
     };
 
-    const parkedAcks: string[] = [];
-    /** Produces one record to the parked-fetch topic through A, retrying until it is acknowledged. */
-    const produceParked = async (value: string) => {
+    const parkedAcks: string[][] = PARKED_PARTITIONS.map(() => []);
+    /** Produces one record to a partition of the parked-fetch topic through its leader, retrying until it is acknowledged. */
+    const produceParked = async (partition: number, value: string) => {
       const deadline = Date.now() + RECOVERY_BOUND_MS;
       while (Date.now() < deadline) {
         let client: RawClient | null = null;
         try {
-          client = await RawClient.connect(bootstrapA);
+          client = await RawClient.connect(leaderOf(PARKED_TOPIC, partition));
           const res = await client.request(ProduceApi, 9, {
             acks: -1,
             timeoutMs: 5000,
-            topicData: [{ name: PARKED_TOPIC, partitionData: [{ index: 0, records: buildBatch({ records: [{ key: null, value: Buffer.from(value) }] }) }] }],
+            topicData: [{ name: PARKED_TOPIC, partitionData: [{ index: partition, records: buildBatch({ records: [{ key: null, value: Buffer.from(value) }] }) }] }],
           });
           const code = res.responses[0]!.partitionResponses[0]!.errorCode;
           if (code === 0) {
-            parkedAcks.push(value);
+            parkedAcks[partition]!.push(value);
             return Date.now();
           }
-          sawCode('Produce', code, value);
+          sawCode('Produce', code, value, PARKED_TOPIC);
         } catch (err) {
           sawFailure('Produce', err);
         } finally {
@@ -345,16 +403,18 @@ describe('PostgreSQL restart', () => {
       }
       throw new Error(`no acknowledgement for ${value} within ${RECOVERY_BOUND_MS} ms`);
     };
-    /** A long-poll fetch at the end of the parked topic, sent now and answered when something is appended (or after maxWait). */
-    const park = async (bootstrap: string) => {
+    /** A long-poll fetch at the end of a partition of the parked topic at the broker `bootstrap`, sent now and answered when something is appended (or after maxWait). */
+    const park = async (bootstrap: string, partition: number) => {
       const client = await RawClient.connect(bootstrap);
-      const end = await client.request(FetchApi, 11, fetchRequest(PARKED_TOPIC, 0n, 0));
+      const end = await client.request(FetchApi, 11, fetchRequest(PARKED_TOPIC, 0n, 0, partition));
+      const parked = end.responses[0]!.partitions[0]!.errorCode === ErrorCode.NONE;
+      if (!parked) sawCode('Fetch', end.responses[0]!.partitions[0]!.errorCode, `park on ${partition}`, PARKED_TOPIC);
       const highWatermark = end.responses[0]!.partitions[0]!.highWatermark;
-      const answered = client.request(FetchApi, 11, fetchRequest(PARKED_TOPIC, highWatermark, 25_000)).then(
+      const answered = (parked ? client.request(FetchApi, 11, fetchRequest(PARKED_TOPIC, highWatermark, 25_000, partition)) : Promise.reject(new Error('not parked'))).then(
         (res) => ({ at: Date.now(), errorCode: res.responses[0]!.partitions[0]!.errorCode, values: recordsOf(res.responses[0]!.partitions[0]!.records as Buffer).map((r) => r.value) }),
         (err: Error) => ({ at: Date.now(), errorCode: -1, values: [err.message] }),
       );
-      return { answered, close: () => client.close() };
+      return { parked, answered, close: () => client.close() };
     };
 
     const admin = async <T>(work: (c: pg.Client) => Promise<T>): Promise<T> => {
@@ -376,8 +436,20 @@ describe('PostgreSQL restart', () => {
       for (const [i, mode] of RESTARTS.entries()) {
         await sleep(500 + Math.floor(rnd() * 1000));
         phase = `restart ${i + 1} (${mode})`;
-        const parkedA = await park(bootstrapA);
-        const parkedB = await park(bootstrapB);
+        // One fetch parked on each broker, at the parked partition it leads (leadership may still be settling after the last restart).
+        let parked: readonly [Awaited<ReturnType<typeof park>>, Awaited<ReturnType<typeof park>>] | null = null;
+        let [partitionA, partitionB] = [-1, -1];
+        await until(`a fetch parked on each broker (restart ${i + 1})`, async () => {
+          await lookUpLeaders(PARKED_TOPIC);
+          const partitionOn = (node: number) => PARKED_PARTITIONS.find((p) => leaders.get(`${PARKED_TOPIC}-${p}`) === node) ?? -1;
+          [partitionA, partitionB] = [partitionOn(1), partitionOn(2)];
+          if (partitionA < 0 || partitionB < 0) return false;
+          const both = [await park(bootstrapA, partitionA), await park(bootstrapB, partitionB)] as const;
+          if (both.every((b) => b.parked)) parked = both;
+          else both.forEach((b) => b.close());
+          return parked !== null;
+        });
+        const [parkedA, parkedB] = parked!;
         const t0 = Date.now();
         await server.stop(mode);
         const stopMs = Date.now() - t0;
@@ -393,15 +465,18 @@ describe('PostgreSQL restart', () => {
         const produceMs = await within(RECOVERY_BOUND_MS, () => acks > acksAtUp);
         const commitMs = await within(RECOVERY_BOUND_MS, () => commits > commitsAtUp);
         const listenMs = await within(RECOVERY_BOUND_MS, async () => (await listenConnections()) === 2);
-        // The fetches parked before the outage are still parked, and wake when a record arrives: on A in process, on B by NOTIFY.
-        const ackedAt = await produceParked(`parked-${i + 1}`);
+        // The fetches parked before the outage are still parked, and wake when a record arrives on their partition (each at its leader).
+        // A restart can move leadership; a parked fetch then ends with NOT_LEADER_OR_FOLLOWER (retriable) and is not a wake-up.
+        await lookUpLeaders(PARKED_TOPIC);
+        const ackedAtA = await produceParked(partitionA!, `parked-${i + 1}-a`);
+        const ackedAtB = await produceParked(partitionB!, `parked-${i + 1}-b`);
         const wakeDeadline = sleep(RECOVERY_BOUND_MS).then(() => ({ at: -1, errorCode: -2, values: ['still parked'] }));
         const [a, b] = await Promise.all([Promise.race([parkedA.answered, wakeDeadline]), Promise.race([parkedB.answered, wakeDeadline])]);
         parkedA.close();
         parkedB.close();
-        expect({ broker: 'A', restart: i + 1, errorCode: a.errorCode, values: a.values }).toEqual({ broker: 'A', restart: i + 1, errorCode: 0, values: [`parked-${i + 1}`] });
-        expect({ broker: 'B', restart: i + 1, errorCode: b.errorCode, values: b.values }).toEqual({ broker: 'B', restart: i + 1, errorCode: 0, values: [`parked-${i + 1}`] });
-        figures.push({ mode, stopMs, downMs, startMs, produceMs, commitMs, listenMs, wakeA: Math.max(0, a.at - ackedAt), wakeB: Math.max(0, b.at - ackedAt) });
+        expect({ broker: 'A', restart: i + 1, errorCode: a.errorCode, values: a.values }).toEqual({ broker: 'A', restart: i + 1, errorCode: 0, values: [`parked-${i + 1}-a`] });
+        expect({ broker: 'B', restart: i + 1, errorCode: b.errorCode, values: b.values }).toEqual({ broker: 'B', restart: i + 1, errorCode: 0, values: [`parked-${i + 1}-b`] });
+        figures.push({ mode, stopMs, downMs, startMs, produceMs, commitMs, listenMs, wakeA: Math.max(0, a.at - ackedAtA), wakeB: Math.max(0, b.at - ackedAtB) });
         process.stdout.write(
           `pg restart ${i + 1} (${mode}): stopped in ${stopMs} ms, down ${downMs} ms, started in ${startMs} ms; after start: produce acked in ${produceMs} ms, ` +
             `offset commit in ${commitMs} ms, LISTEN back in ${listenMs} ms, parked fetch woken ${figures.at(-1)!.wakeA} ms (A) / ${figures.at(-1)!.wakeB} ms (B) after its record\n`,
@@ -419,26 +494,12 @@ describe('PostgreSQL restart', () => {
       await Promise.all(tasks);
     }
 
-    // B hears of A's appends just after A answers them: wait (bounded) until B's high watermarks reach what A acknowledged.
-    const maxAcked = (m: ReadonlyMap<bigint, string>) => [...m.keys()].reduce((a, b) => (b > a ? b : a), -1n);
-    const reader = await RawClient.connect(bootstrapB);
-    const caughtUp = await within(5000, async () => {
-      for (const [topic, acked] of [
-        [TOPIC, acknowledged],
-        [PLAIN_TOPIC, plainAcknowledged],
-      ] as const) {
-        const res = await reader.request(FetchApi, 11, fetchRequest(topic, 0n, 0));
-        if (res.responses[0]!.partitions[0]!.highWatermark <= maxAcked(acked)) return false;
-      }
-      return true;
-    });
-    reader.close();
-    expect(caughtUp, 'B caught up with A').toBeGreaterThanOrEqual(0);
-    // Read back through B, which never appended to the topic: its reads come from PostgreSQL, not from a cache.
-    const stored = await readLog(bootstrapB, TOPIC);
+    // Read back through each partition's leader as it stands now.
+    await Promise.all([TOPIC, PARKED_TOPIC, PLAIN_TOPIC].map(lookUpLeaders));
+    const stored = await readLog(leaderOf(TOPIC), TOPIC);
     const { lost, lostValues, duplicates } = compareWithLog(stored, acknowledged, ackedValues);
-    const parkedStored = (await readLog(bootstrapB, PARKED_TOPIC)).map((r) => r.value);
-    const plainStored = await readLog(bootstrapB, PLAIN_TOPIC);
+    const parkedStored = await Promise.all(PARKED_PARTITIONS.map(async (partition) => (await readPartition(leaderOf(PARKED_TOPIC, partition), PARKED_TOPIC, partition)).map((r) => r.value)));
+    const plainStored = await readLog(leaderOf(PLAIN_TOPIC), PLAIN_TOPIC);
     const plain = compareWithLog(plainStored, plainAcknowledged, new Set());
     const offsets = await (async () => {
       const c = await RawClient.connect(coordinator);
@@ -467,7 +528,7 @@ describe('PostgreSQL restart', () => {
       `pg restart (PG_RESTART_SEED=${SEED}): ${RESTARTS.length} restarts (${RESTARTS.join(', ')}), ${acknowledged.size} records acknowledged with offsets ` +
         `(${ackedValues.size} in all), ${stored.length} stored, lost ${lost.length + lostValues.length}, duplicates ${duplicates.length}; ` +
         `plain: ${plainAcknowledged.size} acknowledged, ${plainStored.length} stored, lost ${plain.lost.length}; ` +
-        `${commits} offset commits (last ${committed}, stored ${committedStored}), ${consumed.length} consumed on B, ${((Date.now() - started) / 1000).toFixed(1)} s\n` +
+        `${commits} offset commits (last ${committed}, stored ${committedStored}), ${consumed.length} consumed, ${((Date.now() - started) / 1000).toFixed(1)} s\n` +
         `served again after each restart (produce acknowledged): ${figures.map((f) => `${f.produceMs} ms`).join(', ')}\n` +
         `errors seen: ${JSON.stringify(errors)}\n`,
     );

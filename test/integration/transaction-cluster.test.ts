@@ -2,10 +2,11 @@
 // child processes): every broker names the slot holder as a transactional
 // id's coordinator and the others answer NOT_COORDINATOR; kafkajs
 // transactions succeed whichever broker they bootstrap with; a batch
-// produced through a broker that does not coordinate its transaction is
-// checked against the stored state, so its records and its offsets commit
-// together; a read_committed fetch through any broker stops at an open
-// transaction; and after kill -9 of a coordinator the next holder completes
+// produced through its partition's leader, which does not coordinate its
+// transaction, is checked against the stored state, so its records and its
+// offsets (committed through a third broker) commit together; a
+// read_committed fetch through the leader (the only broker serving fetches)
+// stops at an open transaction another broker coordinates; and after kill -9 of a coordinator the next holder completes
 // the commit it died in and aborts, at its timeout, the transaction it left
 // open, while a kafkajs producer with the same transactional id carries on.
 import { Kafka, logLevel } from 'kafkajs';
@@ -14,6 +15,7 @@ import { COORDINATOR_SLOTS, slotOf } from '../../src/coordinator/coordination.js
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { AddOffsetsToTxnApi, DescribeTransactionsApi, InitProducerIdApi, ListTransactionsApi, OffsetFetchApi, TxnOffsetCommitApi } from '../../src/protocol/messages/index.js';
 import { BrokerCluster } from '../support/broker-cluster.js';
+import { leadersOf, until } from '../support/cluster.js';
 import { addPartitions, createTopic, endTxn, fetch, init, produce, visible } from '../support/txn-wire.js';
 
 const READ_COMMITTED = 1;
@@ -37,6 +39,46 @@ async function leaseHolders(live: number[], deadlineMs = 30_000): Promise<Map<st
     await sleep(200);
   }
 }
+
+/** The partition leader of a one-partition topic, once every live broker names the same live one. */
+async function leaderOf(topic: string, live = [1, 2, 3]): Promise<number> {
+  let leader = -1;
+  await until(`every live broker names one live leader of ${topic}`, async () => {
+    const answers = await Promise.all(live.map(async (node) => (await leadersOf(cluster.bootstrap(node), topic))[0]?.leader ?? -1));
+    leader = answers[0]!;
+    return live.includes(leader) && answers.every((a) => a === leader);
+  });
+  return leader;
+}
+
+/** A read_committed fetch of a one-partition topic through its leader, looked up again if leadership moved in between. */
+async function fetchAtLeader(topic: string, live = [1, 2, 3]) {
+  for (let attempt = 0; ; attempt++) {
+    const part = await fetch(client(await leaderOf(topic, live)), topic, READ_COMMITTED);
+    if (part.errorCode !== ErrorCode.NOT_LEADER_OR_FOLLOWER || attempt === 10) return part;
+    await sleep(200);
+  }
+}
+
+/**
+ * What a read_committed consumer reads at the leader, sorted, once it is `expected`: a marker another broker
+ * (the coordinator) appends reaches the leader by NOTIFY just after EndTxn answers.
+ */
+async function expectVisibleAtLeader(topic: string, expected: string[], live = [1, 2, 3]) {
+  let seen: string[] = [];
+  await until(
+    `a read_committed fetch of ${topic} shows ${expected.join(', ')}`,
+    async () => {
+      seen = visible(await fetchAtLeader(topic, live)).sort();
+      return JSON.stringify(seen) === JSON.stringify(expected);
+    },
+    10_000,
+  ).catch(() => {});
+  expect(seen).toEqual(expected);
+}
+
+/** The live brokers other than `leader`: the coordinators the cross-broker tests pick. */
+const others = (leader: number, live = [1, 2, 3]) => live.filter((n) => n !== leader);
 
 beforeAll(async () => {
   cluster = await BrokerCluster.start(3);
@@ -85,9 +127,8 @@ describe('three brokers on one schema', () => {
       await txn.commit();
       await producer.disconnect();
     }
-    for (const node of [1, 2, 3]) {
-      expect(visible(await fetch(client(node), topic, READ_COMMITTED)).sort()).toEqual(['via-1-a', 'via-1-b', 'via-2-a', 'via-2-b', 'via-3-a', 'via-3-b']);
-    }
+    // kafkajs sends the records to the partition's leader itself; only the leader serves the fetch.
+    await expectVisibleAtLeader(topic, ['via-1-a', 'via-1-b', 'via-2-a', 'via-2-b', 'via-3-a', 'via-3-b']);
   });
 
   it('commit records produced through one broker and offsets committed through another with a transaction a third coordinates', async () => {
@@ -95,17 +136,20 @@ describe('three brokers on one schema', () => {
     const [topic, input] = ['cluster-eos-out', 'cluster-eos-in'];
     await createTopic(client(1), topic);
     await createTopic(client(1), input);
-    const coordinator = client(2);
-    const groupId = cluster.keyOn(answer, 3);
-    const p = await init(coordinator, cluster.keyOn(answer, 2));
+    // Only the output partition's leader appends; the transaction and the group are coordinated by the two other brokers.
+    const leaderNode = await leaderOf(topic);
+    const [txnNode, groupNode] = others(leaderNode) as [number, number];
+    const [leader, coordinator, groupCoordinator] = [client(leaderNode), client(txnNode), client(groupNode)];
+    const groupId = cluster.keyOn(answer, groupNode);
+    const p = await init(coordinator, cluster.keyOn(answer, txnNode));
     expect(await addPartitions(coordinator, p, topic)).toEqual([ErrorCode.NONE]);
     const added = await coordinator.request(AddOffsetsToTxnApi, 3, { transactionalId: p.transactionalId, producerId: p.producerId, producerEpoch: p.producerEpoch, groupId });
     expect(added.errorCode).toBe(ErrorCode.NONE);
-    // The records go through broker 1, which does not coordinate the transaction.
-    expect((await produce(client(1), p, topic, ['r1', 'r2'])).errorCode).toBe(ErrorCode.NONE);
-    expect((await produce(client(1), p, topic, ['r3'])).errorCode).toBe(ErrorCode.NONE);
-    // The offsets through broker 3, the group's coordinator.
-    const committed = await client(3).request(TxnOffsetCommitApi, 3, {
+    // The records go through the partition's leader, which does not coordinate the transaction.
+    expect((await produce(leader, p, topic, ['r1', 'r2'])).errorCode).toBe(ErrorCode.NONE);
+    expect((await produce(leader, p, topic, ['r3'])).errorCode).toBe(ErrorCode.NONE);
+    // The offsets through the group's coordinator, a third broker.
+    const committed = await groupCoordinator.request(TxnOffsetCommitApi, 3, {
       transactionalId: p.transactionalId,
       groupId,
       producerId: p.producerId,
@@ -117,33 +161,33 @@ describe('three brokers on one schema', () => {
     });
     expect(committed.topics[0]!.partitions[0]!.errorCode).toBe(ErrorCode.NONE);
     const offsetFetch = async (requireStable: boolean) =>
-      (await client(3).request(OffsetFetchApi, 7, { groupId, topics: [{ name: input, partitionIndexes: [0] }], requireStable })).topics[0]!.partitions[0]!;
+      (await groupCoordinator.request(OffsetFetchApi, 7, { groupId, topics: [{ name: input, partitionIndexes: [0] }], requireStable })).topics[0]!.partitions[0]!;
     expect((await offsetFetch(true)).errorCode).toBe(ErrorCode.UNSTABLE_OFFSET_COMMIT);
     expect((await offsetFetch(false)).committedOffset).toBe(-1n);
 
     expect(await endTxn(coordinator, p, true)).toBe(ErrorCode.NONE);
     expect(await offsetFetch(true)).toMatchObject({ errorCode: ErrorCode.NONE, committedOffset: 3n });
-    for (const node of [1, 2, 3]) expect(visible(await fetch(client(node), topic, READ_COMMITTED))).toEqual(['r1', 'r2', 'r3']);
+    await expectVisibleAtLeader(topic, ['r1', 'r2', 'r3']);
   });
 
-  it('stop a read_committed fetch through any broker at a transaction still open', async () => {
+  it('stop a read_committed fetch through the leader at a transaction still open that another broker coordinates', async () => {
     const answer = await leaseHolders([1, 2, 3]);
     const topic = 'cluster-open';
     await createTopic(client(1), topic);
-    const p = await init(client(2), cluster.keyOn(answer, 2));
-    expect(await addPartitions(client(2), p, topic)).toEqual([ErrorCode.NONE]);
-    expect((await produce(client(2), p, topic, ['open-1', 'open-2'])).errorCode).toBe(ErrorCode.NONE);
-    for (const node of [1, 2, 3]) {
-      const part = await fetch(client(node), topic, READ_COMMITTED);
-      expect(part.lastStableOffset).toBe(0n);
-      expect(visible(part)).toEqual([]);
-    }
-    expect(await endTxn(client(2), p, false)).toBe(ErrorCode.NONE);
-    for (const node of [1, 2, 3]) {
-      const part = await fetch(client(node), topic, READ_COMMITTED);
-      expect(part.lastStableOffset).toBe(3n);
-      expect(visible(part)).toEqual([]);
-    }
+    const leaderNode = await leaderOf(topic);
+    const [leader, coordinator] = [client(leaderNode), client(others(leaderNode)[0]!)];
+    const p = await init(coordinator, cluster.keyOn(answer, others(leaderNode)[0]!));
+    expect(await addPartitions(coordinator, p, topic)).toEqual([ErrorCode.NONE]);
+    expect((await produce(leader, p, topic, ['open-1', 'open-2'])).errorCode).toBe(ErrorCode.NONE);
+    const open = await fetch(leader, topic, READ_COMMITTED);
+    expect(open).toMatchObject({ errorCode: ErrorCode.NONE, highWatermark: 2n, lastStableOffset: 0n });
+    expect(visible(open)).toEqual([]);
+    expect(await endTxn(coordinator, p, false)).toBe(ErrorCode.NONE);
+    // The coordinator, another broker, appends the marker before it answers; the leader hears of it by NOTIFY just after.
+    let aborted = await fetch(leader, topic, READ_COMMITTED);
+    await until('the abort marker reaches the leader', async () => (aborted = await fetch(leader, topic, READ_COMMITTED)).lastStableOffset === 3n);
+    expect(aborted.errorCode).toBe(ErrorCode.NONE);
+    expect(visible(aborted)).toEqual([]);
   });
 
   it(
@@ -159,8 +203,9 @@ describe('three brokers on one schema', () => {
       const leftOpen = await init(c3, cluster.keyOn(answer, 3), 12_000);
       expect(await addPartitions(c3, inCommit, committing)).toEqual([ErrorCode.NONE]);
       expect(await addPartitions(c3, leftOpen, open)).toEqual([ErrorCode.NONE]);
-      expect((await produce(client(1), inCommit, committing, ['c1', 'c2'])).errorCode).toBe(ErrorCode.NONE);
-      expect((await produce(client(1), leftOpen, open, ['o1'])).errorCode).toBe(ErrorCode.NONE);
+      // The records go through each partition's leader (which may be broker 3 itself: its partitions move to the survivors too).
+      expect((await produce(client(await leaderOf(committing)), inCommit, committing, ['c1', 'c2'])).errorCode).toBe(ErrorCode.NONE);
+      expect((await produce(client(await leaderOf(open)), leftOpen, open, ['o1'])).errorCode).toBe(ErrorCode.NONE);
 
       await cluster.kill(3);
       // What the coordinator had stored when it died in the middle of EndTxn(commit): PrepareCommit, no marker yet.
@@ -171,21 +216,22 @@ describe('three brokers on one schema', () => {
       const holder = after.get(inCommit.transactionalId)!;
       expect([1, 2]).toContain(holder);
       for (const deadline = Date.now() + 20_000; ;) {
-        if (visible(await fetch(client(1), committing, READ_COMMITTED)).length === 2) break;
+        if (visible(await fetchAtLeader(committing, [1, 2])).length === 2) break;
         if (Date.now() > deadline) throw new Error('the commit was not completed by the next coordinator');
         await sleep(200);
       }
-      for (const node of [1, 2]) expect(visible(await fetch(client(node), committing, READ_COMMITTED))).toEqual(['c1', 'c2']);
+      expect(visible(await fetchAtLeader(committing, [1, 2]))).toEqual(['c1', 'c2']);
 
       // The open one is aborted at its timeout, with a bumped epoch: its records never become visible, and the last stable offset moves past them.
       for (const deadline = Date.now() + 30_000; ;) {
-        const part = await fetch(client(2), open, READ_COMMITTED);
+        const part = await fetchAtLeader(open, [1, 2]);
         if (part.lastStableOffset === 2n) break;
         if (Date.now() > deadline) throw new Error('the open transaction was not aborted by the next coordinator');
         await sleep(200);
       }
-      for (const node of [1, 2]) expect(visible(await fetch(client(node), open, READ_COMMITTED))).toEqual([]);
-      expect((await produce(client(1), leftOpen, open, ['late'])).errorCode).not.toBe(ErrorCode.NONE);
+      expect(visible(await fetchAtLeader(open, [1, 2]))).toEqual([]);
+      // Refused by the leader itself for its fenced epoch, not merely for being sent to another broker.
+      expect((await produce(client(await leaderOf(open, [1, 2])), leftOpen, open, ['late'])).errorCode).not.toBeOneOf([ErrorCode.NONE, ErrorCode.NOT_LEADER_OR_FOLLOWER]);
 
       // The producer of that transactional id starts again through a survivor and commits.
       const producer = new Kafka({ brokers: [cluster.bootstrap(1)], logLevel: logLevel.NOTHING }).producer({ transactionalId: leftOpen.transactionalId, maxInFlightRequests: 1, idempotent: true });
@@ -194,7 +240,7 @@ describe('three brokers on one schema', () => {
       await txn.send({ topic: open, messages: [{ value: 'again' }] });
       await txn.commit();
       await producer.disconnect();
-      for (const node of [1, 2]) expect(visible(await fetch(client(node), open, READ_COMMITTED))).toEqual(['again']);
+      await expectVisibleAtLeader(open, ['again'], [1, 2]);
     },
   );
 });
