@@ -170,6 +170,27 @@ describe('ConsumerGroupHeartbeat', () => {
     expect(persisted).toBeGreaterThan(0);
   });
 
+  it('the member that joined second, once it stops heartbeating, is fenced after the session timeout too', () => {
+    const a = new Member('a');
+    const b = new Member('b');
+    a.join();
+    b.join();
+    a.beat();
+    b.beat();
+    a.beat();
+    b.beat();
+    expect(b.owned.length).toBeGreaterThan(0);
+    // a keeps heartbeating; b falls silent.
+    for (let t = 0; t < SESSION; t += 5000) {
+      clock.advance(5000);
+      a.beat();
+    }
+    expect(group.hasMember('b')).toBe(false);
+    a.beat();
+    a.beat();
+    expect(a.owned).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+
   it('a member that does not revoke within its rebalance timeout is fenced, and the partitions are released', () => {
     const a = new Member('a');
     const b = new Member('b');
