@@ -11,6 +11,7 @@ import { runGroupsCommand } from '../../src/cli/groups.js';
 import type { TestBroker } from '../../test/support/broker.js';
 import { PYTHON, runOk } from '../support/spawn.js';
 import { VENV_PYTHON } from '../support/python.js';
+import { javaArgs } from '../support/java.js';
 
 export type Ev = { ev: string } & Record<string, unknown>;
 
@@ -184,6 +185,10 @@ export const pyVenvClassicMember = (req: MemberRequest, hardTimeoutMs = 45_000) 
 
 /** One kafkajs group member in a child Node.js process (kafkajs_child.mjs), same events as the Python driver. */
 export const kjsMember = (req: MemberRequest, hardTimeoutMs = 45_000) => new Proc(process.execPath, [KAFKAJS_CHILD, JSON.stringify(req)], hardTimeoutMs);
+
+/** One Java client member (kafka-clients, compat/java/client's GroupMember) in a JVM of its own, group.protocol=consumer: the same events. */
+export const javaConsumerProtocolMember = (req: MemberRequest, hardTimeoutMs = 45_000) =>
+  new Proc('java', javaArgs('dev.pgkafka.compat.GroupMember', JSON.stringify({ ...req, group_protocol: 'consumer' })), hardTimeoutMs);
 
 export interface MembersAnswer {
   stable: boolean;

@@ -50,6 +50,12 @@ export function javaClientClasspath(): string {
   return `${classes}:${deps}`;
 }
 
+/** The java command's arguments to run `mainClass` of the runner's sources: a small heap, quick start, the client's warnings on stderr. */
+export function javaArgs(mainClass: string, ...args: string[]): string[] {
+  const jvm = ['-Xms64m', '-Xmx256m', '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn', '-Dorg.slf4j.simpleLogger.logFile=System.err'];
+  return [...jvm, '-cp', javaClientClasspath(), mainClass, ...args];
+}
+
 export interface JavaOp {
   /** The key of this operation's result (default: the op's name). */
   id?: string;
@@ -69,9 +75,7 @@ export type JavaResults = Record<string, any>;
  * warnings and errors on stderr, shown when the run fails.
  */
 export async function runJavaClient(bootstrap: string, ops: JavaOp[], config: Record<string, string | number | boolean> = {}, timeoutMs = 120_000): Promise<JavaResults> {
-  const classpath = javaClientClasspath();
-  const jvm = ['-Xms64m', '-Xmx256m', '-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC', '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn', '-Dorg.slf4j.simpleLogger.logFile=System.err'];
-  const r = await runOk('java', [...jvm, '-cp', classpath, 'dev.pgkafka.compat.Runner'], { input: JSON.stringify({ bootstrap, config, ops }), timeoutMs });
+  const r = await runOk('java', javaArgs('dev.pgkafka.compat.Runner'), { input: JSON.stringify({ bootstrap, config, ops }), timeoutMs });
   // COMPAT_JAVA_DUMP=prefix keeps each run's answer, to read what the client saw beyond what a test asserts.
   if (process.env.COMPAT_JAVA_DUMP) writeFileSync(`${process.env.COMPAT_JAVA_DUMP}.${ops[0]?.id ?? 'run'}.${Date.now()}.json`, r.stdout);
   return JSON.parse(r.stdout.toString('utf8')) as JavaResults;
