@@ -57,8 +57,11 @@ CREATE TABLE consumer_offsets_tombstones (
 );
 CREATE INDEX consumer_offsets_tombstones_log_position ON consumer_offsets_tombstones (log_partition, log_position);
 
+-- An upsert, so a partition's row is there even if the table was emptied (a test harness truncates every table).
 CREATE FUNCTION consumer_offsets_next_position(log_partition int) RETURNS bigint LANGUAGE sql AS $$
-  UPDATE consumer_offsets_partitions SET next_position = next_position + 1 WHERE partition = log_partition RETURNING next_position - 1
+  INSERT INTO consumer_offsets_partitions AS p (partition, next_position) VALUES (log_partition, 1)
+  ON CONFLICT (partition) DO UPDATE SET next_position = p.next_position + 1
+  RETURNING next_position - 1
 $$;
 
 CREATE FUNCTION committed_offsets_position() RETURNS trigger LANGUAGE plpgsql AS $$
