@@ -15,7 +15,7 @@
 // with its offset (not answer an error that would have it stored twice).
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FetchApi } from '../../src/protocol/messages/index.js';
+import { FetchApi, MetadataApi } from '../../src/protocol/messages/index.js';
 import { decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
 import { freePort, spawnBroker, type BrokerProcess } from '../support/broker-process.js';
 import { compareWithLog, readLog } from '../support/durability.js';
@@ -122,11 +122,13 @@ describe('PostgreSQL failover to a synchronous standby', () => {
     expect(brokerA.output()).toMatch(/"code":"PGKAFKA_APPEND_OUTCOME_SETTLED".*"outcome":"committed at/);
     expect(brokerA.child.exitCode).toBeNull();
     expect(brokerB.child.exitCode).toBeNull();
-    const stored = await readLog(bootstrapB, TOPIC);
+    // Only the partition's leader serves fetches: read and park there.
+    const leaderBootstrap = await leaderOfTopic(bootstrapB, TOPIC, { 1: bootstrapA, 2: bootstrapB });
+    const stored = await readLog(leaderBootstrap, TOPIC);
     const { lost, lostValues, duplicates } = compareWithLog(stored, acknowledged, new Set(acknowledged.values()));
     expect({ lost, lostValues, duplicates }).toEqual({ lost: [], lostValues: [], duplicates: [] });
 
-    // Broker B learns of A's appends by LISTEN: its connection moved to the new primary, so a fetch parked at the log end wakes.
+    // Broker B's LISTEN connection moved to the new primary too.
     expect(brokerB.output()).toContain('PGKAFKA_LISTEN_RESTORED');
     // Each broker logged its move to the promoted standby.
     for (const broker of [brokerA, brokerB]) {
@@ -138,7 +140,8 @@ describe('PostgreSQL failover to a synchronous standby', () => {
       expect(chosen.at(-1)).toBe(`127.0.0.1:${servers.standby.port}`);
     }
     const logEnd = stored.at(-1)!.offset + 1n;
-    const consumer = await RawClient.connect(bootstrapB);
+    // A fetch parked at the log end on the leader wakes when the next record is appended.
+    const consumer = await RawClient.connect(leaderBootstrap);
     try {
       const parked = consumer.request(FetchApi, 11, {
         replicaId: -1,
@@ -157,3 +160,23 @@ describe('PostgreSQL failover to a synchronous standby', () => {
     }
   });
 });
+
+/** The bootstrap of the broker leading the topic's partition 0, as Metadata through `via` names it. */
+async function leaderOfTopic(via: string, topic: string, bootstraps: Record<number, string>): Promise<string> {
+  const client = await RawClient.connect(via);
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const metadata = await client.request(MetadataApi, 12, {
+        topics: [{ topicId: '00000000-0000-0000-0000-000000000000', name: topic }],
+        allowAutoTopicCreation: false,
+        includeTopicAuthorizedOperations: false,
+      });
+      const leader = metadata.topics[0]?.partitions[0]?.leaderId ?? -1;
+      if (bootstraps[leader]) return bootstraps[leader];
+      if (attempt >= 50) throw new Error(`no leader for ${topic}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } finally {
+    client.close();
+  }
+}
