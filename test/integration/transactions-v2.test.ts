@@ -7,10 +7,13 @@
 // the next one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/errors.js';
-import { ApiVersionsApi, CreateTopicsApi, DescribeTransactionsApi, EndTxnApi, FetchApi, InitProducerIdApi, OffsetFetchApi, ProduceApi, TxnOffsetCommitApi } from '../../src/protocol/messages/index.js';
-import { buildBatch, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
+import { ApiVersionsApi, CreateTopicsApi, DescribeTransactionsApi, EndTxnApi, InitProducerIdApi, OffsetFetchApi, ProduceApi, TxnOffsetCommitApi } from '../../src/protocol/messages/index.js';
+import { buildBatch } from '../../src/protocol/records/index.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
 import { RawClient } from '../support/raw-client.js';
+import { fetch, visible } from '../support/txn-wire.js';
+
+const READ_COMMITTED = 1;
 
 let broker: TestBroker;
 let client: RawClient;
@@ -64,31 +67,8 @@ async function endTxn(p: Producer, committed: boolean) {
 }
 
 async function readCommitted(topic: string) {
-  const res = await client.request(FetchApi, 11, {
-    replicaId: -1,
-    maxWaitMs: 0,
-    minBytes: 1,
-    maxBytes: 1024 * 1024,
-    isolationLevel: 1,
-    sessionId: 0,
-    sessionEpoch: -1,
-    topics: [{ topic, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1024 * 1024, currentLeaderEpoch: -1 }] }],
-  });
-  const part = res.responses[0]!.partitions[0]!;
-  const records = part.records as Buffer | Buffer[] | null;
-  const buf = Array.isArray(records) ? Buffer.concat(records) : (records ?? Buffer.alloc(0));
-  const aborted = new Map((part.abortedTransactions ?? []).map((a) => [a.producerId, a.firstOffset]));
-  const values: string[] = [];
-  for (const h of parseBatches(buf, { mode: 'log' }).batches) {
-    if (h.isControl) {
-      aborted.delete(h.producerId);
-      continue;
-    }
-    const start = aborted.get(h.producerId);
-    if (h.isTransactional && start !== undefined && start <= h.baseOffset) continue;
-    values.push(...decodeRecords(buf, h).records.map((r) => r.value!.toString()));
-  }
-  return { values, highWatermark: part.highWatermark, lastStableOffset: part.lastStableOffset };
+  const part = await fetch(client, topic, READ_COMMITTED);
+  return { values: visible(part), highWatermark: part.highWatermark, lastStableOffset: part.lastStableOffset };
 }
 
 const describeTxn = async (transactionalId: string) => (await client.request(DescribeTransactionsApi, 0, { transactionalIds: [transactionalId] })).transactionStates[0]!;
