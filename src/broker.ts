@@ -240,29 +240,6 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
   const outboxRelay = new OutboxRelay({ store: new OutboxStore(pool), logs, topics, clock: systemClock, log });
   /** Set once this broker is registered: it takes partitions only then (its leases are its registration). */
   let joined = false;
-  const notifications = new Notifications(connection, [channels.append, channels.topics, channels.acls, channels.coordinators, channels.brokerConfigs, channels.groupConfigs, channels.outbox], log);
-  notifications.on('notification', (channel: string, payload: string) => {
-    if (channel === channels.append) logs.onAppendNotification(payload);
-    else if (channel === channels.topics) {
-      topics.invalidate(payload);
-      rebalanceLeadership();
-    } else if (channel === channels.acls) authorizer.reload();
-    else if (channel === channels.coordinators) rebalanceCoordinators();
-    else if (channel === channels.brokerConfigs) brokerConfigs.reload();
-    else if (channel === channels.groupConfigs) groupConfigs.reload();
-    else if (channel === channels.outbox) outboxRelay.notified(payload);
-  });
-  notifications.on('resync', () => {
-    topics.invalidate();
-    authorizer.reload();
-    brokerConfigs.reload();
-    groupConfigs.reload();
-    rebalanceCoordinators();
-    logs.resync().catch((err: Error) => log.warn({ err: err.message }, 'resync failed'));
-    outboxRelay.sweep();
-  });
-  started.push(() => notifications.stop());
-  await notifications.start();
 
   const registry = new HandlerRegistry(undefined, { kafka4VersionsOnly: config.kafka4VersionsOnly });
   const users = new UserStore(pool);
@@ -308,6 +285,30 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
   function rebalanceLeadership(): void {
     if (joined) leadership.rebalance().catch(() => {});
   }
+  // Subscribed only now: an announcement can arrive while LISTEN is under way, and its handlers must exist by then.
+  const notifications = new Notifications(connection, [channels.append, channels.topics, channels.acls, channels.coordinators, channels.brokerConfigs, channels.groupConfigs, channels.outbox], log);
+  notifications.on('notification', (channel: string, payload: string) => {
+    if (channel === channels.append) logs.onAppendNotification(payload);
+    else if (channel === channels.topics) {
+      topics.invalidate(payload);
+      rebalanceLeadership();
+    } else if (channel === channels.acls) authorizer.reload();
+    else if (channel === channels.coordinators) rebalanceCoordinators();
+    else if (channel === channels.brokerConfigs) brokerConfigs.reload();
+    else if (channel === channels.groupConfigs) groupConfigs.reload();
+    else if (channel === channels.outbox) outboxRelay.notified(payload);
+  });
+  notifications.on('resync', () => {
+    topics.invalidate();
+    authorizer.reload();
+    brokerConfigs.reload();
+    groupConfigs.reload();
+    rebalanceCoordinators();
+    logs.resync().catch((err: Error) => log.warn({ err: err.message }, 'resync failed'));
+    outboxRelay.sweep();
+  });
+  started.push(() => notifications.stop());
+  await notifications.start();
   /** A broker's endpoint on a listener: its registered one, or (registered before listeners existed) its only one. */
   const onListener = (b: BrokerRow, listener: string): BrokerRow | null => {
     if (!b.listeners) return b;

@@ -29,22 +29,23 @@ export async function runStartCommand(): Promise<void> {
   });
   process.on('unhandledRejection', (err) => log.error({ err: String(err) }, 'unhandled rejection'));
 
+  let broker: RunningBroker | undefined;
   // A signal during start-up: nothing is served yet, so nothing to drain (the embedded PostgreSQL stops with the process).
-  const duringStartUp = (signal: NodeJS.Signals) => {
-    log.info({ signal }, 'stopping during start-up');
+  const exitNow = (signal: NodeJS.Signals) => {
+    log.info({ signal }, broker === undefined ? 'stopping during start-up' : 'stopping without draining');
     process.exit(128 + (signal === 'SIGINT' ? 2 : 15));
   };
-  process.once('SIGTERM', duringStartUp);
-  process.once('SIGINT', duringStartUp);
-  let broker: RunningBroker;
+  // One listener per signal for the process's life: removing a signal's last listener drops a signal already
+  // received and not yet dispatched, so a SIGTERM sent right after 'listening' would be lost.
+  let onSignal: (signal: NodeJS.Signals) => void = exitNow;
+  process.on('SIGTERM', (signal) => onSignal(signal));
+  process.on('SIGINT', (signal) => onSignal(signal));
   try {
     broker = await startBroker(config, log);
   } catch (err) {
     log.fatal({ err: err instanceof Error ? err.message : String(err), code: LogCode.START_FAILED }, 'pgkafka could not start');
     process.exit(1);
   }
-  process.off('SIGTERM', duringStartUp);
-  process.off('SIGINT', duringStartUp);
 
   let stopping = false;
   const shutdown = (reason: string) => {
@@ -59,8 +60,8 @@ export async function runStartCommand(): Promise<void> {
       },
     );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  // A second signal while draining ends the process at once, as the signal's default action would.
+  onSignal = (signal) => (stopping ? exitNow(signal) : shutdown(signal));
   watchNpmParent(log, () => shutdown('npm exited'));
 }
 
