@@ -47,6 +47,7 @@ import { PartitionStore } from './storage/pg/partition-store.js';
 import { ProducerStore } from './storage/pg/producer-store.js';
 import { Notifications } from './storage/pg/notifications.js';
 import { createPool } from './storage/pg/pool.js';
+import { ServerWatch } from './storage/pg/server-watch.js';
 import { TopicStore } from './storage/pg/topic-store.js';
 import { TransactionStore } from './storage/pg/transaction-store.js';
 import { UserStore } from './storage/pg/user-store.js';
@@ -91,8 +92,16 @@ export async function startBroker(config: Config, log: Logger): Promise<RunningB
 }
 
 async function startOnDatabase(database: Database, config: Config, log: Logger, started: (() => Promise<unknown>)[]): Promise<RunningBroker> {
-  const connection = { connectionString: database.connectionString, schema: config.schema };
   await migrate(database.connectionString, config.schema, log);
+  // A server that stops answering without closing its connections (its machine vanished) is found by probing.
+  const serverWatch = new ServerWatch({
+    connectionString: database.connectionString,
+    stallMs: config.databaseStallProbeMs,
+    probeTimeoutMs: config.databaseConnectTimeoutMs,
+    log,
+  });
+  started.push(async () => serverWatch.stop());
+  const connection = { connectionString: database.connectionString, schema: config.schema, connectTimeoutMs: config.databaseConnectTimeoutMs, watch: serverWatch };
   const instanceId = randomUUID();
   // Named by instance: a broker restarted after a crash sees at once that the instance it replaces has no session left.
   const pool = createPool({ ...connection, max: config.poolSize, applicationName: brokerApplicationName(instanceId) });
@@ -474,6 +483,7 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
       await clusterStore.unregisterBroker(config.nodeId, instanceId).catch(() => {});
       await notifications.stop();
       poolEnded = true;
+      serverWatch.stop();
       await pool.end();
       // Last: requests drained above may still have needed it.
       await database.stop();

@@ -104,7 +104,13 @@ export const options = {
     env: 'PGKAFKA_DATABASE_CONNECT_TIMEOUT_MS',
     schema: int(100),
     default: 10000,
-    doc: 'How long start-up waits for PostgreSQL to accept a connection and answer a query before it gives up with a message (and exit code 1).',
+    doc: 'How long start-up waits for PostgreSQL to accept a connection and answer a query before it gives up with a message (and exit code 1); afterwards, how long each new connection to PostgreSQL may take.',
+  },
+  databaseStallProbeMs: {
+    env: 'PGKAFKA_DATABASE_STALL_PROBE_MS',
+    schema: int(0).refine((v) => v === 0 || v >= 100, '0 (off) or at least 100'),
+    default: 5000,
+    doc: "A statement that has waited this long for PostgreSQL makes the broker check, on a new connection, that the server still answers (within `databaseConnectTimeoutMs`); if it does not, the broker drops its connections to it, their statements fail as after a restart, and new connections look for the primary again. 0 turns the check off (a vanished server's connections then wait for the system's TCP time-out).",
   },
   logFormat: {
     env: 'PGKAFKA_LOG_FORMAT',

@@ -41,6 +41,8 @@ const LEVELS = {
   // PostgreSQL and the process
   POOL_CLIENT_ERROR: 'warn',
   LISTEN_LOST: 'warn',
+  DATABASE_UNANSWERED: 'warn',
+  DATABASE_STATEMENT_LOST: 'warn',
   LISTEN_RECONNECT_FAILED: 'warn',
   LISTEN_RESTORED: 'info',
   DATABASE_HOST_CHOSEN: 'info',

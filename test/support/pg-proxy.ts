@@ -3,7 +3,8 @@
 // append statement's commit: before PostgreSQL sees the statement, halfway
 // through it, after it ran but before its Sync (the commit), with the Sync
 // arriving after the broker saw the cut, or after the
-// commit with the answer withheld. Everything else passes through unchanged.
+// commit with the answer withheld; or to go silent both ways without closing
+// anything, as a server whose machine vanished. Everything else passes through unchanged.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
 /**
@@ -70,6 +71,10 @@ export class PgProxy {
   private armed: Armed | null = null;
   /** PostgreSQL "down": every connection is cut and new ones are closed on arrival. */
   private down = false;
+  /** PostgreSQL's machine gone: new connections are accepted and never answered. */
+  private vanished = false;
+  /** Connections on which nothing passes any more, either way, and nothing is closed. */
+  private readonly silenced = new Set<Socket>();
   private readonly sockets = new Set<Socket>();
   /** Cuts made so far, by point. */
   readonly cuts: string[] = [];
@@ -116,8 +121,19 @@ export class PgProxy {
     for (const s of this.sockets) s.destroy();
   }
 
+  /** Forwards nothing more either way and closes nothing (new connections are accepted and never answered), as a server whose machine vanished. */
+  vanish(): void {
+    this.vanished = true;
+    for (const s of this.sockets) this.silenced.add(s);
+  }
+
+  /**
+   * Serves again: new connections go through. Those silenced stay silent, as
+   * connections that a firewall or NAT forgot while the server lives on.
+   */
   up(): void {
     this.down = false;
+    this.vanished = false;
   }
 
   async close(): Promise<void> {
@@ -130,13 +146,26 @@ export class PgProxy {
       client.destroy();
       return;
     }
+    if (this.vanished) {
+      client.on('error', () => {});
+      this.sockets.add(client);
+      this.silenced.add(client);
+      client.on('close', () => {
+        this.sockets.delete(client);
+        this.silenced.delete(client);
+      });
+      return;
+    }
     const server = connect(port, host);
     // Messages are forwarded one by one: without this, Nagle's algorithm holds the small ones back.
     client.setNoDelay(true);
     server.setNoDelay(true);
     this.sockets.add(client);
     this.sockets.add(server);
-    const forget = (s: Socket) => () => this.sockets.delete(s);
+    const forget = (s: Socket) => () => {
+      this.sockets.delete(s);
+      this.silenced.delete(s);
+    };
     client.on('close', forget(client));
     server.on('close', forget(server));
     client.on('error', () => {});
@@ -159,6 +188,7 @@ export class PgProxy {
     };
 
     client.on('data', (chunk) => {
+      if (this.silenced.has(client)) return;
       if (cut && (cut.point === 'before-bind' || cut.point === 'mid-bind' || synced)) return;
       for (const frame of fromClient.push(chunk)) {
         if (!cut && this.armed && frame[0] === 0x42 /* Bind */ && this.armed.statement.test(boundStatement(frame))) {
@@ -190,6 +220,7 @@ export class PgProxy {
       }
     });
     server.on('data', (chunk) => {
+      if (this.silenced.has(client)) return;
       for (const frame of fromServer.push(chunk)) {
         // While a cut is pending, nothing of the statement's answer reaches the broker.
         if (holding || (cut && !synced)) {

@@ -49,6 +49,11 @@ export class HostLocator extends EventEmitter {
     if (this.chosen === host) this.chosen = null;
   }
 
+  /** The server at `server` (host:port, as serverOf gives it) stopped answering: the next connection looks again. */
+  lostAt(server: string): void {
+    if (this.chosen && `${this.chosen.host}:${this.chosen.port}` === server) this.chosen = null;
+  }
+
   /** Why `client`, connected, does not give the sessions asked for; null if it does. */
   async unfit(client: pg.ClientBase): Promise<string | null> {
     switch (this.database.targetSessionAttrs) {

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type pg from 'pg';
 import type { Logger } from '../../observability/logger.js';
 import { createClient } from './pool.js';
+import type { ServerWatch } from './server-watch.js';
 import { LogCode } from '../../observability/log-codes.js';
 
 /** First reconnect attempt after a lost LISTEN connection; the delay then doubles up to the maximum. */
@@ -20,7 +21,7 @@ export class Notifications extends EventEmitter {
   private retryTimer: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly connection: { connectionString: string; schema: string },
+    private readonly connection: { connectionString: string; schema: string; connectTimeoutMs?: number; watch?: ServerWatch },
     private readonly channels: readonly string[],
     private readonly log: Logger,
   ) {
@@ -32,7 +33,8 @@ export class Notifications extends EventEmitter {
   }
 
   private async connect(): Promise<void> {
-    const client = createClient({ ...this.connection, applicationName: 'pgkafka-listen' });
+    const { watch, ...connection } = this.connection;
+    const client = createClient({ ...connection, applicationName: 'pgkafka-listen' });
     client.on('notification', (msg) => this.emit('notification', msg.channel, msg.payload ?? ''));
     client.on('error', (err) => {
       if (this.client !== client) return; // still connecting: the failed attempt is retried below
@@ -54,6 +56,7 @@ export class Notifications extends EventEmitter {
       return;
     }
     this.client = client;
+    watch?.add(client);
   }
 
   private reconnectLater(failed: pg.Client): void {

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { connectionFor } from './hosts.js';
+import type { ServerWatch } from './server-watch.js';
 
 // int8 as bigint end to end (offsets, timestamps, producer ids); node-postgres
 // would otherwise return strings.
@@ -20,6 +21,10 @@ export interface PoolOptions {
   schema: string;
   max: number;
   applicationName?: string;
+  /** How long a new connection gets to be accepted (node-postgres waits for the operating system's time-out otherwise). */
+  connectTimeoutMs?: number;
+  /** Watches the connections' statements for a server that stopped answering. */
+  watch?: ServerWatch;
 }
 
 /**
@@ -40,8 +45,12 @@ export function createPool(options: PoolOptions): pg.Pool {
     application_name: options.applicationName ?? 'pgkafka',
     options: `-c search_path=${options.schema}`,
     keepAlive: true,
+    connectionTimeoutMillis: options.connectTimeoutMs,
   });
-  pool.on('connect', (client) => client.on('error', ignoreCheckedOutError));
+  pool.on('connect', (client) => {
+    client.on('error', ignoreCheckedOutError);
+    options.watch?.add(client);
+  });
   return pool;
 }
 
@@ -49,7 +58,8 @@ function ignoreCheckedOutError(): void {
   // Reported by the failed statement (or, for an idle client, by the pool's own 'error' event).
 }
 
-export function createClient(options: Omit<PoolOptions, 'max'>): pg.Client {
+/** A client of its own (LISTEN); its owner hands it to the watch once connected. */
+export function createClient(options: Omit<PoolOptions, 'max' | 'watch'>): pg.Client {
   const { Client, connectionString } = connectionFor(options.connectionString);
   return new Client({
     connectionString,
@@ -57,6 +67,7 @@ export function createClient(options: Omit<PoolOptions, 'max'>): pg.Client {
     application_name: options.applicationName ?? 'pgkafka',
     options: `-c search_path=${options.schema}`,
     keepAlive: true,
+    connectionTimeoutMillis: options.connectTimeoutMs,
   });
 }
 
