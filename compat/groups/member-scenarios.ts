@@ -37,7 +37,6 @@ export interface MemberEnv {
 }
 
 const isMsg = (e: Ev) => e.ev === 'msg';
-const key = (e: Ev) => `${e.p as number}:${e.o as number}`;
 const lastOffsets = (p: Member) => {
   const m = new Map<number, number>();
   for (const e of p.msgs()) m.set(e.p, Math.max(m.get(e.p) ?? -1, e.o));
@@ -167,15 +166,7 @@ export async function killMidBatch(env: MemberEnv) {
     await first.waitCount(isMsg, 23, 30_000, '23 records processed');
     await first.kill();
     // What the first member processed, and which of those it committed (the events are in order).
-    const lastCommit = first.events.map((e) => e.ev).lastIndexOf('commit');
-    const committedByFirst = first.events
-      .slice(0, lastCommit + 1)
-      .filter(isMsg)
-      .map(key);
-    const uncommitted = first.events
-      .slice(lastCommit + 1)
-      .filter(isMsg)
-      .map(key);
+    const { committed: committedByFirst, uncommitted } = first.processedAroundLastCommit();
     expect(committedByFirst.length).toBeGreaterThanOrEqual(20);
     expect(uncommitted.length).toBeGreaterThan(0); // killed mid-batch
     const co = await committed(k, req.group, req.topic);

@@ -31,7 +31,10 @@ export class EventLog {
     for (const l of this.listeners.splice(0)) l();
   }
 
-  /** Resolves with the first event matching `pred` (looking at those seen already too); fails after timeoutMs or when the member ends first. */
+  /**
+   * Resolves with the first event matching `pred` (looking at those seen already too); fails after timeoutMs or when the member ends first.
+   * `pred` is checked again only when this member reports: a condition over several members is a case for `eventually`.
+   */
   async waitFor(pred: (e: Ev) => boolean, timeoutMs: number, what: string): Promise<Ev> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
@@ -58,6 +61,13 @@ export class EventLog {
 
   msgs(): { p: number; o: number; k: string | null }[] {
     return this.events.filter((e) => e.ev === 'msg') as never;
+  }
+
+  /** The records processed (as "partition:offset") up to this member's last commit event, and those processed after it. */
+  processedAroundLastCommit(): { committed: string[]; uncommitted: string[] } {
+    const lastCommit = this.events.map((e) => e.ev).lastIndexOf('commit');
+    const keys = (evs: Ev[]) => evs.filter((e) => e.ev === 'msg').map((e) => `${e.p as number}:${e.o as number}`);
+    return { committed: keys(this.events.slice(0, lastCommit + 1)), uncommitted: keys(this.events.slice(lastCommit + 1)) };
   }
 
   tail() {
