@@ -80,9 +80,10 @@ export class Broker {
     return this.child.pid!;
   }
 
+  /** `extraEnv.PGKAFKA_SCHEMA` puts the broker on a given schema (several brokers on one schema: give each its own `PGKAFKA_NODE_ID`). */
   static async start(extraEnv: Record<string, string> = {}, timeoutMs = 30_000): Promise<Broker> {
     const port = await freePort();
-    const schema = randomName('bench');
+    const schema = extraEnv.PGKAFKA_SCHEMA ?? randomName('bench');
     // BENCH_BROKER_NODE_ARGS: extra node flags for the broker, e.g. `--cpu-prof --cpu-prof-dir=prof` (written when it stops).
     const nodeArgs = (process.env.BENCH_BROKER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
     const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/cli/main.ts', 'start'], {
@@ -145,7 +146,8 @@ export class Broker {
     return this.stderrTail;
   }
 
-  async stop(): Promise<void> {
+  /** Stops the broker and drops its schema, unless `keepSchema` (other brokers still use it). */
+  async stop(keepSchema = false): Promise<void> {
     if (!this.exited) {
       try {
         this.sample();
@@ -158,6 +160,6 @@ export class Broker {
       await done;
       clearTimeout(t);
     }
-    await dropSchema(this.schema);
+    if (!keepSchema) await dropSchema(this.schema);
   }
 }
