@@ -16,7 +16,7 @@ import type pg from 'pg';
 import { Broker, pgClient, randomName } from './broker.js';
 import { consumeRdkafka, createTopic, produceRdkafka } from './clients.js';
 import { consumeKcat, kcatVersion, produceKcat, removeKcatInput, writeKcatInput } from './kcat.js';
-import { Collector, median, sleep, type Ctx, type Row } from './stats.js';
+import { Collector, fmt, median, sleep, type Ctx, type Row } from './stats.js';
 
 const PARTITIONS = 12;
 const BROKER_COUNTS = [1, 2, 3];
@@ -160,6 +160,8 @@ export async function runCluster(ctx: Ctx): Promise<Row[]> {
   if (!meter) ctx.log('  PostgreSQL is not a process of this machine: no CPU figures for it');
   /** CPU per row, per run, to print as the row's note. */
   const cpuOf = new Map<string, CpuShare[]>();
+  /** The same per record, split between the brokers and their PostgreSQL sessions. */
+  const cpuPerRecord = new Map<string, { brokers: number; pg: number }[]>();
   try {
     if (kcatVer) for (const { valueSize, count } of cases) files.set(valueSize, writeKcatInput(count, valueSize));
     for (let run = 0; run < ctx.runs; run++) {
@@ -201,7 +203,13 @@ export async function runCluster(ctx: Ctx): Promise<Row[]> {
               rates.set(kase, { rate, one: caseOf('1 broker') });
               col.add(kase, 'records/s', rate);
               col.add(kase, 'MB/s', (records * (valueSize + KEY_SIZE)) / 1e6 / seconds);
-              if (cpu) cpuOf.set(kase, [...(cpuOf.get(kase) ?? []), cpu]);
+              if (cpu) {
+                cpuOf.set(kase, [...(cpuOf.get(kase) ?? []), cpu]);
+                // What a record costs, whatever share of the machine the run got: CPU seconds over the records.
+                const perRecord = (pct: number) => ((pct / 100) * seconds * 1e6) / records;
+                col.add(kase, 'CPU µs/record', perRecord(cpu.brokers + cpu.sessions));
+                (cpuPerRecord.get(kase) ?? cpuPerRecord.set(kase, []).get(kase)!).push({ brokers: perRecord(cpu.brokers), pg: perRecord(cpu.sessions) });
+              }
               ctx.log(
                 `  run ${run + 1} ${kase}: ${rate.toFixed(0)} records/s` +
                   (cpu
@@ -228,6 +236,10 @@ export async function runCluster(ctx: Ctx): Promise<Row[]> {
       }
     }
     for (const row of col.list()) {
+      const split = cpuPerRecord.get(row.case);
+      if (split && row.unit === 'CPU µs/record') {
+        row.note = `brokers ${fmt(median(split.map((c) => c.brokers)))} + their PG sessions ${fmt(median(split.map((c) => c.pg)))}`;
+      }
       const cpu = cpuOf.get(row.case);
       if (!cpu || row.unit !== 'records/s') continue;
       const med = (k: keyof CpuShare) => median(cpu.map((c) => c[k])).toFixed(0);
