@@ -139,9 +139,13 @@ async function spreadLeaders(db: pg.Client, schema: string, topic: string, n: nu
   await sleep(1500);
 }
 
-async function storedRecords(db: pg.Client, schema: string, topic: string): Promise<number> {
-  const { rows } = await db.query<{ n: string | null }>(`SELECT sum(b.record_count)::int8 AS n FROM ${schema}.batches b JOIN ${schema}.topics t USING (topic_id) WHERE t.name = $1`, [topic]);
-  return Number(rows[0]!.n ?? 0);
+/** Records stored in the topic, and how many per stored batch on average. */
+async function stored(db: pg.Client, schema: string, topic: string): Promise<{ records: number; perBatch: number }> {
+  const { rows } = await db.query<{ n: string | null; avg: number | null }>(
+    `SELECT sum(b.record_count)::int8 AS n, avg(b.record_count)::float8 AS avg FROM ${schema}.batches b JOIN ${schema}.topics t USING (topic_id) WHERE t.name = $1`,
+    [topic],
+  );
+  return { records: Number(rows[0]!.n ?? 0), perBatch: rows[0]!.avg ?? 0 };
 }
 
 export async function runCluster(ctx: Ctx): Promise<Row[]> {
@@ -183,18 +187,18 @@ export async function runCluster(ctx: Ctx): Promise<Row[]> {
             const produced = await timed<{ seconds: number; stderr?: string }>(() =>
               kcatVer ? produceKcat(bootstrap, topic, PARTITIONS, files.get(valueSize)!) : produceRdkafka(bootstrap, topic, PARTITIONS, count, Buffer.alloc(valueSize, 0x62)),
             );
-            const stored = await storedRecords(db, schema, topic);
-            if (stored !== count) ctx.log(`  ${n} broker(s) ${size}: ${stored} of ${count} records stored; ${produced.result.stderr?.slice(0, 300) ?? ''}`);
+            const { records: storedCount, perBatch } = await stored(db, schema, topic);
+            if (storedCount !== count) ctx.log(`  ${n} broker(s) ${size}: ${storedCount} of ${count} records stored; ${produced.result.stderr?.slice(0, 300) ?? ''}`);
             const fetched = await timed(async () => {
               if (kcatVer) return consumeKcat(bootstrap, topic);
               const r = await consumeRdkafka(bootstrap, topic, [...Array(PARTITIONS).keys()], count);
               return { ...r, code: 0, stderr: '' };
             });
-            if (fetched.result.received !== stored) ctx.log(`  ${n} broker(s) ${size}: fetched ${fetched.result.received} of ${stored}; ${fetched.result.stderr.slice(0, 300)}`);
+            if (fetched.result.received !== storedCount) ctx.log(`  ${n} broker(s) ${size}: fetched ${fetched.result.received} of ${storedCount}; ${fetched.result.stderr.slice(0, 300)}`);
 
             const brokersLabel = `${n} broker${n > 1 ? 's' : ''}`;
             for (const [op, seconds, records, cpu] of [
-              ['produce', produced.result.seconds, stored, produced.cpu],
+              ['produce', produced.result.seconds, storedCount, produced.cpu],
               ['fetch', fetched.result.seconds, fetched.result.received, fetched.cpu],
             ] as const) {
               const caseOf = (label: string) => `${op} ${size} × ${PARTITIONS}p, ${label}`;
@@ -203,6 +207,7 @@ export async function runCluster(ctx: Ctx): Promise<Row[]> {
               rates.set(kase, { rate, one: caseOf('1 broker') });
               col.add(kase, 'records/s', rate);
               col.add(kase, 'MB/s', (records * (valueSize + KEY_SIZE)) / 1e6 / seconds);
+              if (op === 'produce') col.add(kase, 'records/batch', perBatch, { note: 'as stored' });
               if (cpu) {
                 cpuOf.set(kase, [...(cpuOf.get(kase) ?? []), cpu]);
                 // What a record costs, whatever share of the machine the run got: CPU seconds over the records.
