@@ -13,7 +13,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import type pg from 'pg';
-import { Broker, pgClient, randomName } from './broker.js';
+import { Broker, CLK_TCK, pgClient, procStat, randomName } from './broker.js';
 import { consumeRdkafka, createTopic, produceRdkafka } from './clients.js';
 import { consumeKcat, kcatVersion, produceKcat, removeKcatInput, writeKcatInput } from './kcat.js';
 import { Collector, fmt, median, sleep, type Ctx, type Row } from './stats.js';
@@ -21,7 +21,6 @@ import { Collector, fmt, median, sleep, type Ctx, type Row } from './stats.js';
 const PARTITIONS = 12;
 const BROKER_COUNTS = [1, 2, 3];
 const KEY_SIZE = 16;
-const CLK_TCK = 100; // Linux USER_HZ
 
 /** CPU seconds of every live child of `parent`, by pid. */
 function childrenCpu(parent: number): Map<number, number> {
@@ -29,10 +28,8 @@ function childrenCpu(parent: number): Map<number, number> {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // fields[0] is field 3 (state): ppid is field 4, utime 14, stime 15
-      if (Number(fields[1]) === parent) out.set(Number(entry), (Number(fields[11]) + Number(fields[12])) / CLK_TCK);
+      const { ppid, cpuSec } = procStat(Number(entry));
+      if (ppid === parent) out.set(Number(entry), cpuSec);
     } catch {
       /* gone meanwhile */
     }
@@ -68,12 +65,13 @@ class CpuMeter {
   static async create(db: pg.Client): Promise<CpuMeter | undefined> {
     // The server's processes are the children of the postmaster, the parent of this session's backend (when it runs here).
     const { rows } = await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    const pid = rows[0]!.pid;
     try {
-      const stat = readFileSync(`/proc/${rows[0]!.pid}/stat`, 'utf8');
-      return new CpuMeter(db, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') return new CpuMeter(db, procStat(pid).ppid);
     } catch {
-      return undefined; // PostgreSQL on another machine
+      /* no such process here */
     }
+    return undefined; // PostgreSQL on another machine
   }
 
   async measure<T>(schema: string, brokers: Broker[], work: () => Promise<T>): Promise<{ result: T; cpu: CpuShare }> {
@@ -218,7 +216,7 @@ export async function runCluster(ctx: Ctx): Promise<Row[]> {
               ctx.log(
                 `  run ${run + 1} ${kase}: ${rate.toFixed(0)} records/s` +
                   (cpu
-                    ? ` (CPU % of a core: brokers ${cpu.brokers.toFixed(0)}, their PG sessions ${cpu.sessions.toFixed(0)}, PG server ${cpu.server.toFixed(0)}, machine ${cpu.machine.toFixed(0)})`
+                    ? ` (CPU % of a core: brokers ${cpu.brokers.toFixed(0)}, their PG sessions ${cpu.sessions.toFixed(0)}, all PG ${cpu.server.toFixed(0)}, machine ${cpu.machine.toFixed(0)})`
                     : ''),
               );
             }
