@@ -10,7 +10,7 @@ import pg from 'pg';
 
 export const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CLK_TCK = 100; // Linux USER_HZ
+export const CLK_TCK = 100; // Linux USER_HZ
 
 export function randomName(prefix: string): string {
   return `${prefix}_${randomBytes(4).toString('hex')}`;
@@ -49,14 +49,18 @@ export interface ProcSample {
   cpuSec: number;
 }
 
+/** A process's parent and its user + system CPU seconds, from /proc/<pid>/stat. */
+export function procStat(pid: number): { ppid: number; cpuSec: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // fields[0] is field 3 (state); ppid is field 4, utime field 14, stime field 15
+  return { ppid: Number(fields[1]), cpuSec: (Number(fields[11]) + Number(fields[12])) / CLK_TCK };
+}
+
 export function procSample(pid: number): ProcSample {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // fields[0] is field 3 (state); utime is field 14, stime field 15
-  const cpuSec = (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-  return { rssKiB: kb('VmRSS'), hwmKiB: kb('VmHWM'), cpuSec };
+  return { rssKiB: kb('VmRSS'), hwmKiB: kb('VmHWM'), cpuSec: procStat(pid).cpuSec };
 }
 
 export class Broker {
@@ -80,9 +84,10 @@ export class Broker {
     return this.child.pid!;
   }
 
+  /** `extraEnv.PGKAFKA_SCHEMA` puts the broker on a given schema (several brokers on one schema: give each its own `PGKAFKA_NODE_ID`). */
   static async start(extraEnv: Record<string, string> = {}, timeoutMs = 30_000): Promise<Broker> {
     const port = await freePort();
-    const schema = randomName('bench');
+    const schema = extraEnv.PGKAFKA_SCHEMA ?? randomName('bench');
     // BENCH_BROKER_NODE_ARGS: extra node flags for the broker, e.g. `--cpu-prof --cpu-prof-dir=prof` (written when it stops).
     const nodeArgs = (process.env.BENCH_BROKER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
     const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/cli/main.ts', 'start'], {
@@ -145,7 +150,8 @@ export class Broker {
     return this.stderrTail;
   }
 
-  async stop(): Promise<void> {
+  /** Stops the broker and drops its schema, unless `keepSchema` (other brokers still use it). */
+  async stop(keepSchema = false): Promise<void> {
     if (!this.exited) {
       try {
         this.sample();
@@ -158,6 +164,6 @@ export class Broker {
       await done;
       clearTimeout(t);
     }
-    await dropSchema(this.schema);
+    if (!keepSchema) await dropSchema(this.schema);
   }
 }

@@ -5,6 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import { runCluster } from './cluster.js';
 import { runFetch } from './fetch.js';
 import { runIdle } from './idle.js';
 import { runKafka } from './kafka.js';
@@ -28,6 +29,7 @@ const SECTIONS: Record<string, (ctx: Ctx) => Promise<Row[]>> = {
   kafka: runKafka,
   startup: runStartup,
   'sql-send': runSqlSend, // producing from SQL, beside plain INSERTs
+  cluster: runCluster, // 1, 2 and 3 brokers on one schema
 };
 
 const { values: args } = parseArgs({
