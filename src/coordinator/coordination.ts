@@ -58,9 +58,10 @@ export function desiredOwner(slot: number, nodeIds: readonly number[]): number {
   return best;
 }
 
-/** What holds state per slot (the group coordinator): loads it before the slot is served, drops it after. */
+/** What holds state per slot (the group and transaction coordinators): loads it before the slot is served, drops it after. */
 export interface SlotOwner {
-  acquire(slots: ReadonlySet<number>): Promise<void>;
+  /** Loads the slots' state; `leases` gives each slot's lease epoch, which every write of that state is then fenced by (the coordinator epoch). */
+  acquire(leases: ReadonlyMap<number, bigint>): Promise<void>;
   release(slots: ReadonlySet<number>): Promise<void>;
   /** Whether a group of the slot is in a rebalance now (its slot is then not handed over). */
   rebalancing?(slot: number): boolean;
@@ -203,10 +204,10 @@ export class Coordination {
       const stale = new Set([...this.owned.keys()].filter((s) => held.get(s) !== this.owned.get(s)));
       if (stale.size > 0) await this.drop(stale);
       this.ownedUntil = started + this.leaseMs - LEASE_SAFETY_MS;
-      const fresh = new Set([...held.keys()].filter((s) => !this.owned.has(s)));
+      const fresh = new Map([...held].filter(([s]) => !this.owned.has(s)));
       if (fresh.size > 0) {
         for (const owner of this.owners) await owner.acquire(fresh);
-        for (const slot of fresh) this.owned.set(slot, held.get(slot)!);
+        for (const [slot, epoch] of fresh) this.owned.set(slot, epoch);
         this.log.info({ slots: fresh.size, owned: this.owned.size }, 'took over coordinator slots');
       }
       // Measured from before the query: the local deadline is never later than the database's.
