@@ -17,6 +17,7 @@
 import type { Logger } from '../observability/logger.js';
 import type { CoordinatorStore } from '../storage/pg/coordinator-store.js';
 import { LogCode } from '../observability/log-codes.js';
+import { CoalescedTask } from './coalesced-task.js';
 
 export const COORDINATOR_SLOTS = 50;
 /** Ownership ends locally this long before the lease expires in the database, so two brokers never serve one slot. */
@@ -92,9 +93,11 @@ export class Coordination {
   private holders = new Map<number, { nodeId: number; until: number }>();
   private live: LiveBroker[] = [];
   private readonly owners: SlotOwner[] = [];
-  private running: Promise<void> | null = null;
-  private rerun = false;
   private stopped = false;
+  private readonly rebalances = new CoalescedTask(
+    () => this.runOnce(),
+    () => this.stopped,
+  );
   /** Runs a rebalance when another broker's lease lapses, so its slots are taken then rather than at the next heartbeat. */
   private expiryTimer: NodeJS.Timeout | null = null;
 
@@ -165,22 +168,7 @@ export class Coordination {
   /** Renews this broker's leases, takes the free slots that are its own and hands others back when quiet; runs one at a time (a call during a run schedules one more). */
   rebalance(live: readonly LiveBroker[]): Promise<void> {
     this.live = [...live];
-    if (this.running) {
-      this.rerun = true;
-      return this.running;
-    }
-    const run = async () => {
-      try {
-        do {
-          this.rerun = false;
-          await this.runOnce();
-        } while (this.rerun && !this.stopped);
-      } finally {
-        this.running = null;
-      }
-    };
-    this.running = run();
-    return this.running;
+    return this.rebalances.run();
   }
 
   private async runOnce(): Promise<void> {
@@ -244,7 +232,7 @@ export class Coordination {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
-    await this.running?.catch(() => {});
+    await this.rebalances.settled();
     const slots = new Set(this.owned.keys());
     await this.drop(slots);
     await this.store.release(this.instanceId, [...slots]).catch(() => {});
