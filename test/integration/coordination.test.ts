@@ -252,6 +252,15 @@ describe('a killed broker', () => {
 });
 
 describe('a coordinator that lost its slot', () => {
+  /** Waits until the first broker serves the key's slot (a group or a transactional id). */
+  const servedByFirst = async (key: string) => {
+    const deadline = Date.now() + 15_000;
+    while (!first.context.coordination.owns(key)) {
+      if (Date.now() > deadline) throw new Error(`${key} is not served by the first broker`);
+      await sleep(100);
+    }
+  };
+
   it('cannot store offsets any more: the commit is refused NOT_COORDINATOR and nothing is written', async () => {
     const group = 'coord-fenced';
     await settled([first], 10_000);
@@ -277,14 +286,7 @@ describe('a coordinator that lost its slot', () => {
 
   it("cannot overwrite the new holder's group row: its members' SyncGroup is answered NOT_COORDINATOR, and so is their next request", async () => {
     const group = 'coord-fenced-sync';
-    const owned = async () => {
-      const deadline = Date.now() + 15_000;
-      while (!first.context.coordination.owns(group)) {
-        if (Date.now() > deadline) throw new Error(`${group} is not served by the first broker`);
-        await sleep(100);
-      }
-    };
-    await owned();
+    await servedByFirst(group);
     const client = await RawClient.connect(first.bootstrap);
     let generationId: number;
     try {
@@ -328,20 +330,13 @@ describe('a coordinator that lost its slot', () => {
     }
     expect(await first.query('SELECT generation, leader_id, members FROM groups WHERE group_id = $1', [group])).toEqual([{ generation: 7, leader_id: 'new-holders-leader', members: [] }]);
     // Once that lease lapses the first broker takes the slot back and restores the group as the holder stored it.
-    await owned();
+    await servedByFirst(group);
     expect(first.context.groups.classicGroup(group)?.generationId).toBe(7);
   });
 
   it("cannot store a transaction's state change: EndTxn is answered NOT_COORDINATOR, the stored transaction stays as it was, and the id is dropped until the slot is taken back", async () => {
     const transactionalId = 'coord-fenced-txn';
-    const owned = async () => {
-      const deadline = Date.now() + 15_000;
-      while (!first.context.coordination.owns(transactionalId)) {
-        if (Date.now() > deadline) throw new Error(`${transactionalId} is not coordinated by the first broker`);
-        await sleep(100);
-      }
-    };
-    await owned();
+    await servedByFirst(transactionalId);
     const client = await RawClient.connect(first.bootstrap);
     try {
       const init = await client.request(InitProducerIdApi, 4, { transactionalId, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1, enable2Pc: false, keepPreparedTxn: false });
@@ -368,7 +363,7 @@ describe('a coordinator that lost its slot', () => {
     }
     expect(await first.query('SELECT state, producer_epoch FROM transactions WHERE transactional_id = $1', [transactionalId])).toEqual([{ state: 'Ongoing', producer_epoch: 0 }]);
     // Once that lease lapses the first broker takes the slot back, at a newer epoch, and loads the transaction as stored.
-    await owned();
+    await servedByFirst(transactionalId);
     expect(first.context.transactions.describe(transactionalId)).toMatchObject({ state: 'Ongoing', producerEpoch: 0 });
   });
 });
