@@ -233,6 +233,7 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     log,
     clock: systemClock,
     transactionalIdExpirationMs: config.transactionalIdExpirationMs,
+    instanceId,
     leaseHeld: (transactionalId) => coordination.owns(transactionalId),
   });
   coordination.addOwner(transactions);

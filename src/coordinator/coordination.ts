@@ -17,6 +17,7 @@
 import type { Logger } from '../observability/logger.js';
 import type { CoordinatorStore } from '../storage/pg/coordinator-store.js';
 import { LogCode } from '../observability/log-codes.js';
+import { CoalescedTask } from './coalesced-task.js';
 
 export const COORDINATOR_SLOTS = 50;
 /** Ownership ends locally this long before the lease expires in the database, so two brokers never serve one slot. */
@@ -58,9 +59,10 @@ export function desiredOwner(slot: number, nodeIds: readonly number[]): number {
   return best;
 }
 
-/** What holds state per slot (the group coordinator): loads it before the slot is served, drops it after. */
+/** What holds state per slot (the group and transaction coordinators): loads it before the slot is served, drops it after. */
 export interface SlotOwner {
-  acquire(slots: ReadonlySet<number>): Promise<void>;
+  /** Loads the slots' state; `leases` gives each slot's lease epoch, which every write of that state is then fenced by (the coordinator epoch). */
+  acquire(leases: ReadonlyMap<number, bigint>): Promise<void>;
   release(slots: ReadonlySet<number>): Promise<void>;
   /** Whether a group of the slot is in a rebalance now (its slot is then not handed over). */
   rebalancing?(slot: number): boolean;
@@ -91,9 +93,11 @@ export class Coordination {
   private holders = new Map<number, { nodeId: number; until: number }>();
   private live: LiveBroker[] = [];
   private readonly owners: SlotOwner[] = [];
-  private running: Promise<void> | null = null;
-  private rerun = false;
   private stopped = false;
+  private readonly rebalances = new CoalescedTask(
+    () => this.runOnce(),
+    () => this.stopped,
+  );
   /** Runs a rebalance when another broker's lease lapses, so its slots are taken then rather than at the next heartbeat. */
   private expiryTimer: NodeJS.Timeout | null = null;
 
@@ -164,22 +168,7 @@ export class Coordination {
   /** Renews this broker's leases, takes the free slots that are its own and hands others back when quiet; runs one at a time (a call during a run schedules one more). */
   rebalance(live: readonly LiveBroker[]): Promise<void> {
     this.live = [...live];
-    if (this.running) {
-      this.rerun = true;
-      return this.running;
-    }
-    const run = async () => {
-      try {
-        do {
-          this.rerun = false;
-          await this.runOnce();
-        } while (this.rerun && !this.stopped);
-      } finally {
-        this.running = null;
-      }
-    };
-    this.running = run();
-    return this.running;
+    return this.rebalances.run();
   }
 
   private async runOnce(): Promise<void> {
@@ -203,10 +192,10 @@ export class Coordination {
       const stale = new Set([...this.owned.keys()].filter((s) => held.get(s) !== this.owned.get(s)));
       if (stale.size > 0) await this.drop(stale);
       this.ownedUntil = started + this.leaseMs - LEASE_SAFETY_MS;
-      const fresh = new Set([...held.keys()].filter((s) => !this.owned.has(s)));
+      const fresh = new Map([...held].filter(([s]) => !this.owned.has(s)));
       if (fresh.size > 0) {
         for (const owner of this.owners) await owner.acquire(fresh);
-        for (const slot of fresh) this.owned.set(slot, held.get(slot)!);
+        for (const [slot, epoch] of fresh) this.owned.set(slot, epoch);
         this.log.info({ slots: fresh.size, owned: this.owned.size }, 'took over coordinator slots');
       }
       // Measured from before the query: the local deadline is never later than the database's.
@@ -243,7 +232,7 @@ export class Coordination {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.expiryTimer) clearTimeout(this.expiryTimer);
-    await this.running?.catch(() => {});
+    await this.rebalances.settled();
     const slots = new Set(this.owned.keys());
     await this.drop(slots);
     await this.store.release(this.instanceId, [...slots]).catch(() => {});

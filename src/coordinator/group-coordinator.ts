@@ -9,7 +9,8 @@
 import type { Logger } from '../observability/logger.js';
 import { ErrorCode } from '../protocol/errors.js';
 import type { StoredGroup } from '../storage/pg/group-codec.js';
-import { LeaseLostError, type CoordinatorLease, type GroupStore, type OffsetToCommit } from '../storage/pg/group-store.js';
+import type { GroupStore, OffsetToCommit } from '../storage/pg/group-store.js';
+import { LeaseLostError, type CoordinatorLease } from '../storage/coordinator-lease.js';
 import type { TopicManager } from '../log/topic-manager.js';
 import { ClassicGroup, type GroupSettings } from './classic-group.js';
 import { systemClock, type Clock, type Timer } from '../clock.js';
@@ -98,6 +99,8 @@ export class GroupCoordinator implements SlotOwner {
   private readonly persistChains = new Map<string, Promise<void>>();
   /** ConsumerGroupHeartbeats of one group are applied one at a time (topic look-ups included). */
   private readonly heartbeatChains = new Map<string, Promise<unknown>>();
+  /** The lease epoch of each slot whose groups are loaded here: every write of their state is fenced by it. */
+  private readonly slotEpochs = new Map<number, bigint>();
   /** Tells the slot's keeper (Coordination) that a write under the slot's lease was refused. */
   private reportLeaseLost: (slot: number) => void = () => {};
 
@@ -119,8 +122,10 @@ export class GroupCoordinator implements SlotOwner {
     this.clock = options.clock ?? systemClock;
   }
 
+  /** The lease a write of the group's state is made under (epoch -1, refused, when its slot is not loaded here). */
   private lease(groupId: string): CoordinatorLease {
-    return { slot: slotOf(groupId), instanceId: this.instanceId };
+    const slot = slotOf(groupId);
+    return { slot, instanceId: this.instanceId, epoch: this.slotEpochs.get(slot) ?? -1n };
   }
 
   onLeaseLost(report: (slot: number) => void): void {
@@ -136,6 +141,7 @@ export class GroupCoordinator implements SlotOwner {
    * NOT_COORDINATOR too; the slot's holder serves them from what it stored.
    */
   private leaseLost(err: LeaseLostError, groupId: string, write: string): void {
+    this.slotEpochs.delete(err.slot);
     const unloaded = [...this.groups.values()].filter((g) => slotOf(g.groupId) === err.slot);
     for (const g of unloaded) {
       g.unload();
@@ -149,7 +155,8 @@ export class GroupCoordinator implements SlotOwner {
   }
 
   /** Restores the stored groups of the slots (and groups that only have offsets) before the slots are served. */
-  async acquire(slots: ReadonlySet<number>): Promise<void> {
+  async acquire(slots: ReadonlyMap<number, bigint>): Promise<void> {
+    for (const [slot, epoch] of slots) this.slotEpochs.set(slot, epoch);
     let restored = 0;
     for (const stored of await this.store.loadGroups()) {
       if (!slots.has(slotOf(stored.groupId))) continue;
@@ -164,6 +171,7 @@ export class GroupCoordinator implements SlotOwner {
 
   /** The slots moved to another broker: their groups are unloaded once their pending writes have landed, so the next coordinator reads them whole. */
   async release(slots: ReadonlySet<number>): Promise<void> {
+    for (const slot of slots) this.slotEpochs.delete(slot);
     const leaving = [...this.groups.values()].filter((g) => slots.has(slotOf(g.groupId)));
     for (const g of leaving) {
       g.unload();

@@ -21,6 +21,7 @@ import type { LogManager } from '../log/log-manager.js';
 import type { Logger } from '../observability/logger.js';
 import { LogCode } from '../observability/log-codes.js';
 import type { LeadershipStore } from '../storage/pg/leadership-store.js';
+import { CoalescedTask } from './coalesced-task.js';
 
 /** Leadership ends locally this long before this broker's registration lapses in the database, so two brokers never lead one partition. */
 const LEASE_SAFETY_MS = 1000;
@@ -107,9 +108,11 @@ export class PartitionLeadership {
   private leaders = new Map<string, KnownLeader[]>();
   /** The live lease holders the probe saw last. */
   private holdersSeen = '';
-  private running: Promise<void> | null = null;
-  private rerun = false;
   private stopped = false;
+  private readonly rebalances = new CoalescedTask(
+    () => this.runOnce(),
+    () => this.stopped,
+  );
   private probeTimer: NodeJS.Timeout | null = null;
 
   private readonly o: LeadershipOptions;
@@ -179,22 +182,7 @@ export class PartitionLeadership {
 
   /** Reads the leaders, hands over what is beyond this broker's share and takes what is its own; one run at a time (a call during a run schedules one more). */
   rebalance(): Promise<void> {
-    if (this.running) {
-      this.rerun = true;
-      return this.running;
-    }
-    const run = async () => {
-      try {
-        do {
-          this.rerun = false;
-          await this.runOnce();
-        } while (this.rerun && !this.stopped);
-      } finally {
-        this.running = null;
-      }
-    };
-    this.running = run();
-    return this.running;
+    return this.rebalances.run();
   }
 
   private async runOnce(): Promise<void> {
@@ -269,7 +257,7 @@ export class PartitionLeadership {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.probeTimer) clearInterval(this.probeTimer);
-    await this.running?.catch(() => {});
+    await this.rebalances.settled();
     this.owned.clear();
     await this.o.store.release(this.o.instanceId, null).catch(() => {});
   }

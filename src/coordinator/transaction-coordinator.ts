@@ -13,7 +13,11 @@
 // (completing what a dead holder left prepared, as Kafka's coordinator does
 // when it loads a partition) and drops them when the slot moves on. Other
 // brokers answer NOT_COORDINATOR for them, and check produce requests and
-// transactional offset commits against the stored state. Errors are Kafka's newest (PRODUCER_FENCED); handlers map them to
+// transactional offset commits against the stored state. Every write of an
+// id's state is fenced by the slot's lease at the epoch this coordinator
+// loaded the id with (Kafka's coordinator epoch): a coordinator that lost
+// the slot (paused, or cut off from the database, past its lease) has its
+// write refused, answers NOT_COORDINATOR, and drops the slot's ids. Errors are Kafka's newest (PRODUCER_FENCED); handlers map them to
 // what older request versions expect.
 import type { Logger } from '../observability/logger.js';
 import { ErrorCode } from '../protocol/errors.js';
@@ -21,8 +25,9 @@ import type { TopicManager } from '../log/topic-manager.js';
 import type { PendingTxnOffset, ProducerIdStorage, StoredTransaction, TransactionStorage, TxnPartition } from './transaction-storage.js';
 import type { TxnMarkerWriter } from './txn-markers.js';
 import { systemClock, type Clock, type Timer } from '../clock.js';
-import { COORDINATOR_SLOTS, slotOf, type SlotOwner } from './coordination.js';
+import { slotOf, type SlotOwner } from './coordination.js';
 import { LogCode } from '../observability/log-codes.js';
+import { LeaseLostError, type CoordinatorLease } from '../storage/coordinator-lease.js';
 
 // Handlers name the offsets they hand to commitOffsets through the coordinator, not the storage layer.
 export type { PendingTxnOffset };
@@ -55,6 +60,12 @@ export interface TxnMetadata {
    * retry of that EndTxn is recognised (Kafka's prevProducerId); -1 otherwise. Kept in memory only.
    */
   previousProducerId: bigint;
+  /**
+   * The lease epoch of the id's slot this state was loaded (or created)
+   * under, as Kafka's coordinator epoch: its writes are fenced by it, and
+   * its markers carry it.
+   */
+  coordinatorEpoch: bigint;
 }
 
 export interface ProducerResult {
@@ -71,6 +82,8 @@ export interface TransactionCoordinatorOptions {
   /** Resolves AddPartitionsToTxn's topic names. */
   topics: Pick<TopicManager, 'get'>;
   log: Logger;
+  /** This broker instance: the holder its slot leases name, which every write of transaction state is fenced by. */
+  instanceId: string;
   clock?: Clock;
   /** How often open transactions are checked against their timeout (ms). */
   timeoutCheckMs?: number;
@@ -81,6 +94,8 @@ export interface TransactionCoordinatorOptions {
 }
 
 const partitionKey = (topicId: string, partition: number) => `${topicId}:${partition}`;
+/** A marker's coordinator epoch is an int32 (the lease epoch reaches that only after two billion changes of holder). */
+const markerEpoch = (epoch: bigint) => Number(epoch < 0x7fffffffn ? epoch : 0x7fffffffn);
 /** Produce verifications remembered at most (a full cache is emptied: each entry is one query to read again). */
 const VERIFIED_MAX = 100_000;
 
@@ -94,8 +109,10 @@ function produceError(t: { producerId: bigint; producerEpoch: number; state: str
 
 export class TransactionCoordinator implements SlotOwner {
   private readonly txns = new Map<string, TxnMetadata>();
-  /** The coordinator slots whose transactional ids are loaded here. */
-  private readonly served = new Set<number>();
+  /** The coordinator slots whose transactional ids are loaded here, with the lease epoch they were loaded under. */
+  private readonly served = new Map<number, bigint>();
+  /** Tells the slot's keeper (Coordination) that a write under the slot's lease was refused. */
+  private reportLeaseLost: (slot: number) => void = () => {};
   /** Batches of transactions coordinated elsewhere found valid: transactional id, producer id, topic id and partition → epoch (see verifyStoredProduce). */
   private readonly verified = new Map<string, number>();
   private readonly leaseHeld: (transactionalId: string) => boolean;
@@ -108,6 +125,7 @@ export class TransactionCoordinator implements SlotOwner {
   private readonly markers: TxnMarkerWriter;
   private readonly topics: Pick<TopicManager, 'get'>;
   private readonly log: Logger;
+  private readonly instanceId: string;
   private readonly clock: Clock;
   private readonly timeoutCheckMs: number;
   private readonly transactionalIdExpirationMs: number;
@@ -118,15 +136,15 @@ export class TransactionCoordinator implements SlotOwner {
     this.markers = options.markers;
     this.topics = options.topics;
     this.log = options.log;
+    this.instanceId = options.instanceId;
     this.clock = options.clock ?? systemClock;
     this.timeoutCheckMs = options.timeoutCheckMs ?? DEFAULT_TIMEOUT_CHECK_MS;
     this.transactionalIdExpirationMs = options.transactionalIdExpirationMs ?? 604_800_000;
     this.leaseHeld = options.leaseHeld ?? (() => true);
   }
 
-  /** Serves every slot: a coordinator alone on its storage (tests). */
-  load(): Promise<void> {
-    return this.acquire(new Set(Array.from({ length: COORDINATOR_SLOTS }, (_, slot) => slot)));
+  onLeaseLost(report: (slot: number) => void): void {
+    this.reportLeaseLost = report;
   }
 
   /**
@@ -138,11 +156,12 @@ export class TransactionCoordinator implements SlotOwner {
    * nothing there) and its offsets applied or dropped. An Ongoing one is
    * left to its timeout, which aborts it, or to its producer.
    */
-  async acquire(slots: ReadonlySet<number>): Promise<void> {
+  async acquire(slots: ReadonlyMap<number, bigint>): Promise<void> {
     const { transactions } = await this.store.loadAll();
     const loaded: TxnMetadata[] = [];
     for (const t of transactions) {
-      if (!slots.has(slotOf(t.transactionalId))) continue;
+      const coordinatorEpoch = slots.get(slotOf(t.transactionalId));
+      if (coordinatorEpoch === undefined) continue;
       const meta: TxnMetadata = {
         transactionalId: t.transactionalId,
         producerId: t.producerId,
@@ -155,18 +174,22 @@ export class TransactionCoordinator implements SlotOwner {
         groups: new Set(t.groups),
         lastUsedMs: t.updatedAt ? t.updatedAt.getTime() : this.clock.now(),
         previousProducerId: -1n,
+        coordinatorEpoch,
       };
       this.register(meta);
       loaded.push(meta);
     }
-    for (const slot of slots) this.served.add(slot);
+    for (const [slot, epoch] of slots) this.served.set(slot, epoch);
     for (const meta of loaded) {
       if (meta.state !== 'PrepareCommit' && meta.state !== 'PrepareAbort') continue;
       this.log.info({ transactionalId: meta.transactionalId, state: meta.state }, 'completing a transaction left in preparation');
       // Queued ahead of any request for the id; a failure is retried by the timeout check.
       this.run(meta.transactionalId, async () => {
         if (meta.state === 'PrepareCommit' || meta.state === 'PrepareAbort') await this.completePrepared(meta);
-      }).catch((err: Error) => this.log.warn({ err: err.message, transactionalId: meta.transactionalId, code: LogCode.TXN_ABORT_FAILED }, 'completing a prepared transaction failed; retrying'));
+      }).catch((err: Error) => {
+        if (!(err instanceof LeaseLostError))
+          this.log.warn({ err: err.message, transactionalId: meta.transactionalId, code: LogCode.TXN_ABORT_FAILED }, 'completing a prepared transaction failed; retrying');
+      });
     }
     if (loaded.length > 0) this.log.info({ transactionalIds: loaded.length, slots: slots.size }, 'loaded transactional ids');
   }
@@ -178,8 +201,54 @@ export class TransactionCoordinator implements SlotOwner {
     await Promise.all(leaving.map((m) => this.queues.get(m.transactionalId)?.catch(() => {})));
     for (const meta of leaving) {
       if (this.served.has(slotOf(meta.transactionalId))) continue; // taken back meanwhile
-      this.txns.delete(meta.transactionalId);
-      if (this.byProducerId.get(meta.producerId) === meta) this.byProducerId.delete(meta.producerId);
+      this.forget(meta);
+    }
+  }
+
+  private forget(meta: TxnMetadata): void {
+    if (this.txns.get(meta.transactionalId) === meta) this.txns.delete(meta.transactionalId);
+    if (this.byProducerId.get(meta.producerId) === meta) this.byProducerId.delete(meta.producerId);
+  }
+
+  /** Whether `meta` is the state this coordinator serves now: loaded under the slot's lease epoch it still holds. */
+  private current(meta: TxnMetadata): boolean {
+    return this.served.get(slotOf(meta.transactionalId)) === meta.coordinatorEpoch && this.txns.get(meta.transactionalId) === meta;
+  }
+
+  /** The lease a write of the id's state is made under: the epoch its state was loaded with. */
+  private lease(meta: TxnMetadata): CoordinatorLease {
+    return { slot: slotOf(meta.transactionalId), instanceId: this.instanceId, epoch: meta.coordinatorEpoch };
+  }
+
+  /**
+   * A write of `meta`'s state was refused: the slot's lease is another
+   * broker's now (this one paused past it, or lost the database for longer),
+   * and nothing was written. If the slot is still served here at that epoch,
+   * it stops being served at once, its ids are dropped, and the slot's
+   * keeper is told; the slot's holder serves them from what it stored. A
+   * write of state loaded under an older epoch (the slot lost and taken back
+   * since) changes nothing here.
+   */
+  private leaseLost(meta: TxnMetadata, write: string): void {
+    const slot = slotOf(meta.transactionalId);
+    if (this.served.get(slot) !== meta.coordinatorEpoch) return;
+    this.served.delete(slot);
+    const dropped = [...this.txns.values()].filter((m) => slotOf(m.transactionalId) === slot);
+    for (const m of dropped) this.forget(m);
+    this.log.warn(
+      { transactionalId: meta.transactionalId, slot, write, transactionalIdsDropped: dropped.length, code: LogCode.COORDINATOR_LEASE_LOST },
+      'coordinator slot lost to another broker: transaction state write refused, its transactional ids are no longer served here',
+    );
+    this.reportLeaseLost(slot);
+  }
+
+  /** Stores the state under `meta`'s lease; a refused write drops the slot (see leaseLost) and throws LeaseLostError. */
+  private async fenced(meta: TxnMetadata, write: string, store: (lease: CoordinatorLease) => Promise<void>): Promise<void> {
+    try {
+      await store(this.lease(meta));
+    } catch (err) {
+      if (err instanceof LeaseLostError) this.leaseLost(meta, write);
+      throw err;
     }
   }
 
@@ -265,8 +334,9 @@ export class TransactionCoordinator implements SlotOwner {
           groups: new Set(),
           lastUsedMs: this.clock.now(),
           previousProducerId: -1n,
+          coordinatorEpoch: this.served.get(slotOf(transactionalId)) ?? -1n,
         };
-        await this.store.save(this.snapshot(meta));
+        await this.save(meta, 'init producer id');
         this.register(meta);
         return { errorCode: ErrorCode.NONE, producerId: meta.producerId, producerEpoch: meta.producerEpoch };
       }
@@ -289,15 +359,23 @@ export class TransactionCoordinator implements SlotOwner {
       meta.timeoutMs = timeoutMs;
       meta.state = 'Empty';
       meta.startTimeMs = -1;
-      await this.store.save(this.snapshot(meta));
+      await this.save(meta, 'init producer id');
       this.register(meta);
       return { errorCode: ErrorCode.NONE, producerId: meta.producerId, producerEpoch: meta.producerEpoch };
     });
   }
 
-  /** Runs `work` in the id's queue if this broker coordinates the id when its turn comes, else answers `notServed` (NOT_COORDINATOR). */
+  /**
+   * Runs `work` in the id's queue if this broker coordinates the id when its
+   * turn comes, else answers `notServed` (NOT_COORDINATOR); so is a request
+   * whose write was refused because the slot moved on meanwhile, as Kafka's
+   * coordinator answers when the coordinator epoch changed under an append.
+   */
   private runServed<T>(transactionalId: string, notServed: T, work: () => Promise<T>): Promise<T> {
-    return this.run(transactionalId, () => (this.serves(transactionalId) ? work() : Promise.resolve(notServed)));
+    return this.run(transactionalId, () => (this.serves(transactionalId) ? work() : Promise.resolve(notServed))).catch((err: unknown) => {
+      if (err instanceof LeaseLostError) return notServed;
+      throw err;
+    });
   }
 
   private failed(errorCode: number): ProducerResult {
@@ -317,7 +395,12 @@ export class TransactionCoordinator implements SlotOwner {
       meta.state = 'Ongoing';
       meta.startTimeMs = this.clock.now();
     }
-    await this.store.save(this.snapshot(meta));
+    await this.save(meta, 'add to transaction');
+  }
+
+  private save(meta: TxnMetadata, write: string): Promise<void> {
+    const snapshot = this.snapshot(meta);
+    return this.fenced(meta, write, (lease) => this.store.save(snapshot, lease));
   }
 
   // ---- AddPartitionsToTxn / AddOffsetsToTxn -------------------------------
@@ -532,7 +615,7 @@ export class TransactionCoordinator implements SlotOwner {
       meta.producerEpoch += 1;
     }
     meta.state = commit ? 'PrepareCommit' : 'PrepareAbort';
-    await this.store.save(this.snapshot(meta));
+    await this.save(meta, meta.state);
     const partitions = meta.partitions.size; // completePrepared empties the set
     await this.completePrepared(meta, nextProducerId);
     this.log.info(
@@ -544,9 +627,12 @@ export class TransactionCoordinator implements SlotOwner {
   /** Writes the markers of a prepared transaction and completes it. Safe to repeat: a marker for a transaction already ended on a partition changes nothing there. */
   private async completePrepared(meta: TxnMetadata, nextProducerId = -1n): Promise<void> {
     const commit = meta.state === 'PrepareCommit';
+    // As Kafka's marker channel drops the markers of a coordinator epoch that has moved on: the slot's holder writes them now.
+    if (!this.current(meta) || !this.leaseHeld(meta.transactionalId)) throw new LeaseLostError(slotOf(meta.transactionalId));
+    const coordinatorEpoch = markerEpoch(meta.coordinatorEpoch);
     await Promise.all(
       [...meta.partitions.values()].map((tp) =>
-        this.markers.writeMarker(tp.topicId, tp.partition, { commit, producerId: meta.producerId, producerEpoch: meta.producerEpoch, coordinatorEpoch: 0, timestamp: this.clock.now() }),
+        this.markers.writeMarker(tp.topicId, tp.partition, { commit, producerId: meta.producerId, producerEpoch: meta.producerEpoch, coordinatorEpoch, timestamp: this.clock.now() }),
       ),
     );
     // The start time stays: Kafka describes a completed transaction with it (and ListTransactions filters by it).
@@ -561,7 +647,8 @@ export class TransactionCoordinator implements SlotOwner {
       meta.producerEpoch = 0;
       this.register(meta);
     }
-    await this.store.complete(this.snapshot(meta), commit);
+    const snapshot = this.snapshot(meta);
+    await this.fenced(meta, meta.state, (lease) => this.store.complete(snapshot, commit, lease));
   }
 
   /**
@@ -575,23 +662,30 @@ export class TransactionCoordinator implements SlotOwner {
       const idle = meta.state === 'Empty' || meta.state === 'CompleteCommit' || meta.state === 'CompleteAbort';
       if (idle && now - meta.lastUsedMs > this.transactionalIdExpirationMs && !this.queues.has(meta.transactionalId)) {
         await this.run(meta.transactionalId, async () => {
-          if (!this.served.has(slotOf(meta.transactionalId)) || !(await this.store.expire(meta.transactionalId))) return;
-          this.txns.delete(meta.transactionalId);
-          if (this.byProducerId.get(meta.producerId) === meta) this.byProducerId.delete(meta.producerId);
+          if (!this.current(meta)) return;
+          let expired = false;
+          await this.fenced(meta, 'expire', async (lease) => void (expired = await this.store.expire(meta.transactionalId, lease)));
+          if (!expired) return;
+          this.forget(meta);
           this.log.info({ transactionalId: meta.transactionalId }, 'transactional id expired');
-        }).catch((err: Error) => this.log.warn({ err: err.message, transactionalId: meta.transactionalId }, 'expiring a transactional id failed'));
+        }).catch((err: Error) => {
+          if (!(err instanceof LeaseLostError)) this.log.warn({ err: err.message, transactionalId: meta.transactionalId }, 'expiring a transactional id failed');
+        });
         continue;
       }
       const expired = meta.state === 'Ongoing' && meta.startTimeMs >= 0 && now - meta.startTimeMs > meta.timeoutMs;
       const stuck = (meta.state === 'PrepareCommit' || meta.state === 'PrepareAbort') && !this.queues.has(meta.transactionalId);
       if (!expired && !stuck) continue;
       await this.run(meta.transactionalId, async () => {
-        if (!this.served.has(slotOf(meta.transactionalId))) return; // the slot moved on: its next holder times it out
+        if (!this.current(meta)) return; // the slot moved on: its next holder times it out
         if (meta.state === 'PrepareCommit' || meta.state === 'PrepareAbort') await this.completePrepared(meta);
         else if (meta.state === 'Ongoing' && this.clock.now() - meta.startTimeMs > meta.timeoutMs) {
           await this.endTransaction(meta, false, 'fence', `timed out after ${meta.timeoutMs} ms`);
         }
-      }).catch((err: Error) => this.log.warn({ err: err.message, transactionalId: meta.transactionalId, code: LogCode.TXN_ABORT_FAILED }, 'aborting a timed-out transaction failed; retrying'));
+      }).catch((err: Error) => {
+        if (!(err instanceof LeaseLostError))
+          this.log.warn({ err: err.message, transactionalId: meta.transactionalId, code: LogCode.TXN_ABORT_FAILED }, 'aborting a timed-out transaction failed; retrying');
+      });
     }
   }
 

@@ -3,7 +3,7 @@
 // (fencing, timeouts, EndTxn's state errors, expiry, restart), each in
 // milliseconds, and the retries a failing log forces.
 import { afterEach, describe, expect, it } from 'vitest';
-import { slotOf } from '../../src/coordinator/coordination.js';
+import { COORDINATOR_SLOTS, slotOf } from '../../src/coordinator/coordination.js';
 import { TransactionCoordinator } from '../../src/coordinator/transaction-coordinator.js';
 import { TopicManager } from '../../src/log/topic-manager.js';
 import { createLogger } from '../../src/observability/logger.js';
@@ -14,9 +14,19 @@ import { RecordingMarkers } from '../support/txn-markers.js';
 
 const CHECK_MS = 1000;
 const running: TransactionCoordinator[] = [];
+const EVERY_SLOT = Array.from({ length: COORDINATOR_SLOTS }, (_, slot) => slot);
 
-/** `slots`: the coordinator slots this coordinator takes (all by default), as a broker sharing the storage with others would. */
-async function setup(options: { transactionalIdExpirationMs?: number; db?: MemoryDatabase; clock?: FakeClock; slots?: number[] } = {}) {
+/** Takes the slots' leases for the instance (leases that never lapse: the fake clock runs for days); slot → lease epoch, as Coordination hands them to acquire. */
+const leaseSlots = (db: MemoryDatabase, instanceId: string, slots: readonly number[]) => new Map(slots.map((slot) => [slot, db.leaseSlot(slot, instanceId, Infinity).epoch]));
+
+/** Stores a transactional id's state as its coordinator (instance `a`) would. */
+const seed = (db: MemoryDatabase, t: Parameters<MemoryTransactionStore['save']>[0]) => new MemoryTransactionStore(db).save(t, db.leaseSlot(slotOf(t.transactionalId), 'a', Infinity));
+
+/**
+ * `slots`: the coordinator slots this coordinator takes (all by default), as a broker sharing the storage with others would;
+ * `instanceId`: the broker instance whose leases they are (`a` by default).
+ */
+async function setup(options: { transactionalIdExpirationMs?: number; db?: MemoryDatabase; clock?: FakeClock; slots?: number[]; instanceId?: string } = {}) {
   const clock = options.clock ?? new FakeClock();
   const db = options.db ?? new MemoryDatabase(clock);
   const topics = new TopicManager(new MemoryTopicStore(db), { numPartitions: 1, autoCreateTopicsEnable: false }, { generation: 0, synonyms: () => [] });
@@ -29,12 +39,14 @@ async function setup(options: { transactionalIdExpirationMs?: number; db?: Memor
     markers,
     topics,
     log: createLogger('silent'),
+    instanceId: options.instanceId ?? 'a',
     clock,
     timeoutCheckMs: CHECK_MS,
     transactionalIdExpirationMs: options.transactionalIdExpirationMs,
   });
-  if (options.slots) await coordinator.acquire(new Set(options.slots));
-  else await coordinator.load();
+  /** Takes the slots over, as Coordination does: their leases, then their state. */
+  const take = (slots: readonly number[]) => coordinator.acquire(leaseSlots(db, options.instanceId ?? 'a', slots));
+  await take(options.slots ?? EVERY_SLOT);
   coordinator.start();
   running.push(coordinator);
   /** Moves the fake clock on, letting each timeout check run to its end (they reschedule themselves when done). */
@@ -44,7 +56,7 @@ async function setup(options: { transactionalIdExpirationMs?: number; db?: Memor
       await settle();
     }
   };
-  return { clock, db, store, topics, orders, markers, coordinator, advance };
+  return { clock, db, store, topics, orders, markers, coordinator, advance, take };
 }
 
 /** Lets every pending promise of the in-memory stores resolve. */
@@ -93,7 +105,7 @@ describe('TransactionCoordinator', () => {
   it('an epoch about to run out gets a new producer id at epoch 0', async () => {
     const clock = new FakeClock();
     const db = new MemoryDatabase(clock);
-    await new MemoryTransactionStore(db).save({
+    await seed(db, {
       transactionalId: 'tx',
       producerId: 5n,
       producerEpoch: 32766,
@@ -241,7 +253,7 @@ describe('TransactionCoordinator', () => {
     const before = await setup({ db, clock });
     const open = await before.coordinator.initProducerId('open', 60_000, -1n, -1);
     await before.coordinator.addPartitions('open', open.producerId, 0, [{ topic: 'orders', partition: 0 }], false);
-    await before.store.save({
+    await seed(db, {
       transactionalId: 'prepared',
       producerId: 77n,
       producerEpoch: 3,
@@ -288,7 +300,7 @@ describe('TransactionCoordinator', () => {
       const clock = new FakeClock();
       const db = new MemoryDatabase(clock);
       const a = await setup({ db, clock });
-      const b = await setup({ db, clock, slots: [] });
+      const b = await setup({ db, clock, slots: [], instanceId: 'b' });
       return { clock, db, a, b };
     }
 
@@ -317,7 +329,7 @@ describe('TransactionCoordinator', () => {
       await expect(a.coordinator.endTxn(TX, p.producerId, 0, true)).rejects.toThrow('broker killed');
       a.coordinator.shutdown();
 
-      await b.coordinator.acquire(new Set([slotOf(TX)]));
+      await b.take([slotOf(TX)]);
       await settle();
       expect(b.coordinator.describe(TX)).toMatchObject({ state: 'CompleteCommit', producerEpoch: 0 });
       expect(b.markers.written).toEqual([expect.objectContaining({ topicId: b.orders.topicId, partition: 1, commit: true, producerId: p.producerId, producerEpoch: 0 })]);
@@ -334,13 +346,49 @@ describe('TransactionCoordinator', () => {
       expect(a.coordinator.describe(TX)).toBeUndefined();
       expect(await a.coordinator.endTxn(TX, p.producerId, 0, true)).toMatchObject({ errorCode: ErrorCode.NOT_COORDINATOR });
 
-      await b.coordinator.acquire(new Set([slotOf(TX)]));
+      await b.take([slotOf(TX)]);
       await settle();
       expect(b.coordinator.describe(TX)).toMatchObject({ state: 'Ongoing' });
       expect(b.markers.written).toEqual([]);
       await b.advance(6_000);
       expect(b.coordinator.describe(TX)).toMatchObject({ state: 'CompleteAbort', producerEpoch: 1 });
       expect(b.markers.written).toEqual([expect.objectContaining({ partition: 2, commit: false, producerId: p.producerId, producerEpoch: 1 })]);
+    });
+
+    it("a coordinator whose slot another broker took has its write refused: it answers NOT_COORDINATOR, drops the slot's ids and tells its keeper; the stored state is the new holder's", async () => {
+      const { db, a, b } = await pair();
+      const lost: number[] = [];
+      a.coordinator.onLeaseLost((slot) => lost.push(slot));
+      const sibling = Array.from({ length: 500 }, (_, i) => `tx-${i}`).find((id) => slotOf(id) === slotOf(TX))!;
+      const p = await a.coordinator.initProducerId(TX, 60_000, -1n, -1);
+      await a.coordinator.initProducerId(sibling, 60_000, -1n, -1);
+      await a.coordinator.addPartitions(TX, p.producerId, 0, [{ topic: 'orders', partition: 1 }], false);
+      // a pauses past its lease and b takes the slot; a's lease still looks live to a.
+      await b.take([slotOf(TX)]);
+
+      expect(await a.coordinator.endTxn(TX, p.producerId, 0, true)).toMatchObject({ errorCode: ErrorCode.NOT_COORDINATOR });
+      expect(lost).toEqual([slotOf(TX)]);
+      expect(a.markers.written).toEqual([]);
+      expect(db.transactions.get(TX)).toMatchObject({ state: 'Ongoing', producerEpoch: 0 });
+      expect(a.coordinator.serves(TX)).toBe(false);
+      expect([a.coordinator.describe(TX), a.coordinator.describe(sibling), a.coordinator.byProducer(p.producerId)]).toEqual([undefined, undefined, undefined]);
+      expect(await a.coordinator.initProducerId(sibling, 60_000, -1n, -1)).toMatchObject({ errorCode: ErrorCode.NOT_COORDINATOR });
+
+      // The client finds b, which serves the transaction from what was stored.
+      expect(await b.coordinator.endTxn(TX, p.producerId, 0, true)).toMatchObject({ errorCode: ErrorCode.NONE });
+      expect(b.markers.written).toEqual([expect.objectContaining({ partition: 1, commit: true, coordinatorEpoch: 2 })]);
+    });
+
+    it('a coordinator that lost its slot does not abort, nor bump the epoch of, a timed-out transaction its new holder serves', async () => {
+      const { db, a, b } = await pair();
+      const p = await a.coordinator.initProducerId(TX, 5_000, -1n, -1);
+      await a.coordinator.addPartitions(TX, p.producerId, 0, [{ topic: 'orders', partition: 2 }], false);
+      await b.take([slotOf(TX)]);
+      await a.advance(6_000); // both time the transaction out; only b's abort is stored
+      expect(a.markers.written).toEqual([]);
+      expect(b.markers.written).toEqual([expect.objectContaining({ partition: 2, commit: false, producerEpoch: 1 })]);
+      expect(db.transactions.get(TX)).toMatchObject({ state: 'CompleteAbort', producerEpoch: 1 });
+      expect(a.coordinator.describe(TX)).toBeUndefined();
     });
 
     it('a broker not coordinating the transaction checks produce requests against the stored state, trusting a check while the transaction is open on the partition', async () => {
@@ -433,7 +481,7 @@ describe('TransactionCoordinator, transactions version 2 (EndTxn v5, KIP-890 par
   it('a bump that takes the last epoch gives the producer a new id at epoch 0 once the markers (of the old id) are written; a retry with the old id is answered as it was', async () => {
     const clock = new FakeClock();
     const db = new MemoryDatabase(clock);
-    await new MemoryTransactionStore(db).save({
+    await seed(db, {
       transactionalId: 'tx',
       producerId: 5n,
       producerEpoch: 32766,
@@ -462,9 +510,9 @@ describe('TransactionCoordinator, transactions version 2 (EndTxn v5, KIP-890 par
     await coordinator.addOffsets('tx', p.producerId, 0, 'g');
     let saves = 0;
     const save = store.save.bind(store);
-    store.save = (t) => {
+    store.save = (t, lease) => {
       saves++;
-      return save(t);
+      return save(t, lease);
     };
     expect(await coordinator.addPartitions('tx', p.producerId, 0, [{ topic: 'orders', partition: 0 }], false)).toEqual([ErrorCode.NONE]);
     expect(await coordinator.addOffsets('tx', p.producerId, 0, 'g')).toBe(ErrorCode.NONE);

@@ -4,12 +4,25 @@
 // kafkajs consumers bootstrapped to different brokers form one group (each
 // partition to exactly one member), and when a broker stops — or is killed —
 // its groups move to the other with their committed offsets. A broker that
-// lost its slot's lease writes no group state and stops serving the slot.
+// lost its slot's lease writes no group or transaction state and stops
+// serving the slot.
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COORDINATOR_SLOTS, desiredOwner, slotOf } from '../../src/coordinator/coordination.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
-import { CreateTopicsApi, FindCoordinatorApi, HeartbeatApi, JoinGroupApi, OffsetCommitApi, OffsetFetchApi, SyncGroupApi, TxnOffsetCommitApi } from '../../src/protocol/messages/index.js';
+import {
+  AddPartitionsToTxnApi,
+  CreateTopicsApi,
+  EndTxnApi,
+  FindCoordinatorApi,
+  HeartbeatApi,
+  InitProducerIdApi,
+  JoinGroupApi,
+  OffsetCommitApi,
+  OffsetFetchApi,
+  SyncGroupApi,
+  TxnOffsetCommitApi,
+} from '../../src/protocol/messages/index.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
 import { freePort, spawnBroker } from '../support/broker-process.js';
 import { RawClient } from '../support/raw-client.js';
@@ -239,6 +252,15 @@ describe('a killed broker', () => {
 });
 
 describe('a coordinator that lost its slot', () => {
+  /** Waits until the first broker serves the key's slot (a group or a transactional id). */
+  const servedByFirst = async (key: string) => {
+    const deadline = Date.now() + 15_000;
+    while (!first.context.coordination.owns(key)) {
+      if (Date.now() > deadline) throw new Error(`${key} is not served by the first broker`);
+      await sleep(100);
+    }
+  };
+
   it('cannot store offsets any more: the commit is refused NOT_COORDINATOR and nothing is written', async () => {
     const group = 'coord-fenced';
     await settled([first], 10_000);
@@ -264,14 +286,7 @@ describe('a coordinator that lost its slot', () => {
 
   it("cannot overwrite the new holder's group row: its members' SyncGroup is answered NOT_COORDINATOR, and so is their next request", async () => {
     const group = 'coord-fenced-sync';
-    const owned = async () => {
-      const deadline = Date.now() + 15_000;
-      while (!first.context.coordination.owns(group)) {
-        if (Date.now() > deadline) throw new Error(`${group} is not served by the first broker`);
-        await sleep(100);
-      }
-    };
-    await owned();
+    await servedByFirst(group);
     const client = await RawClient.connect(first.bootstrap);
     let generationId: number;
     try {
@@ -315,7 +330,40 @@ describe('a coordinator that lost its slot', () => {
     }
     expect(await first.query('SELECT generation, leader_id, members FROM groups WHERE group_id = $1', [group])).toEqual([{ generation: 7, leader_id: 'new-holders-leader', members: [] }]);
     // Once that lease lapses the first broker takes the slot back and restores the group as the holder stored it.
-    await owned();
+    await servedByFirst(group);
     expect(first.context.groups.classicGroup(group)?.generationId).toBe(7);
+  });
+
+  it("cannot store a transaction's state change: EndTxn is answered NOT_COORDINATOR, the stored transaction stays as it was, and the id is dropped until the slot is taken back", async () => {
+    const transactionalId = 'coord-fenced-txn';
+    await servedByFirst(transactionalId);
+    const client = await RawClient.connect(first.bootstrap);
+    try {
+      const init = await client.request(InitProducerIdApi, 4, { transactionalId, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1, enable2Pc: false, keepPreparedTxn: false });
+      expect(init.errorCode).toBe(ErrorCode.NONE);
+      const { producerId, producerEpoch } = init;
+      const add = await client.request(AddPartitionsToTxnApi, 3, {
+        transactions: [],
+        v3AndBelowTransactionalId: transactionalId,
+        v3AndBelowProducerId: producerId,
+        v3AndBelowProducerEpoch: producerEpoch,
+        v3AndBelowTopics: [{ name: 'coord-topic', partitions: [0] }],
+      });
+      expect(add.resultsByTopicV3AndBelow[0]!.resultsByPartition[0]!.partitionErrorCode).toBe(ErrorCode.NONE);
+
+      // Another instance takes the slot's lease behind the first broker's back (its epoch moves), as after a pause past the lease.
+      await first.query("UPDATE coordinator_slots SET instance_id = 'another-instance', node_id = 99, epoch = epoch + 1, expires_at = now() + interval '3 seconds' WHERE slot = $1", [
+        slotOf(transactionalId),
+      ]);
+      const end = await client.request(EndTxnApi, 3, { transactionalId, producerId, producerEpoch, committed: true });
+      expect(end.errorCode).toBe(ErrorCode.NOT_COORDINATOR);
+      expect(first.context.transactions.describe(transactionalId)).toBeUndefined();
+    } finally {
+      client.close();
+    }
+    expect(await first.query('SELECT state, producer_epoch FROM transactions WHERE transactional_id = $1', [transactionalId])).toEqual([{ state: 'Ongoing', producer_epoch: 0 }]);
+    // Once that lease lapses the first broker takes the slot back, at a newer epoch, and loads the transaction as stored.
+    await servedByFirst(transactionalId);
+    expect(first.context.transactions.describe(transactionalId)).toMatchObject({ state: 'Ongoing', producerEpoch: 0 });
   });
 });

@@ -6,7 +6,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logger.js';
 import type { StoredClassicGroup } from '../../src/storage/pg/group-codec.js';
-import { GroupStore, LeaseLostError, type CoordinatorLease } from '../../src/storage/pg/group-store.js';
+import { GroupStore } from '../../src/storage/pg/group-store.js';
+import { LeaseLostError, type CoordinatorLease } from '../../src/storage/coordinator-lease.js';
 import { LagStore } from '../../src/storage/pg/lag-store.js';
 import { migrate } from '../../src/storage/pg/migrate.js';
 import { createPool } from '../../src/storage/pg/pool.js';
@@ -21,7 +22,8 @@ const INSTANCE = 'instance-under-test';
 
 /** Leases every slot to this test's instance, as a coordinator holds them. */
 const holdEverySlot = () => pool.query("UPDATE coordinator_slots SET instance_id = $1, node_id = 1, expires_at = now() + interval '1 hour'", [INSTANCE]);
-const lease = (groupId: string): CoordinatorLease => ({ slot: slotOf(groupId), instanceId: INSTANCE });
+/** The lease as the coordinator loaded the group's slot: at the slot's first epoch. */
+const lease = (groupId: string): CoordinatorLease => ({ slot: slotOf(groupId), instanceId: INSTANCE, epoch: 0n });
 
 // Bytes that are no valid UTF-8: a codec that passed them through a string would change them.
 const binary = Buffer.from([0x00, 0xff, 0xfe, 0x80, 0x01]);
@@ -94,6 +96,20 @@ describe('the stored group', () => {
     await pool.query("UPDATE coordinator_slots SET expires_at = '-infinity'");
     await expect(store.saveGroup(group('unleased'), lease('unleased'))).rejects.toBeInstanceOf(LeaseLostError);
     expect((await store.loadGroups()).some((g) => g.groupId === 'unleased')).toBe(false);
+  });
+
+  it('is not written under a lease epoch the slot has moved on from, even while the same instance holds the slot again', async () => {
+    await holdEverySlot();
+    const stale = lease('moved');
+    // Another broker took the slot while this one was paused, then handed it back: this instance holds it, at a newer epoch.
+    await pool.query('UPDATE coordinator_slots SET epoch = epoch + 2 WHERE slot = $1', [stale.slot]);
+    await expect(store.saveGroup(group('moved'), stale)).rejects.toBeInstanceOf(LeaseLostError);
+    const offset = { topic: 't', partition: 0, committedOffset: 5n, leaderEpoch: -1, metadata: null };
+    await expect(store.commitOffsets('moved', [offset], stale)).rejects.toBeInstanceOf(LeaseLostError);
+    expect((await store.loadGroups()).some((g) => g.groupId === 'moved')).toBe(false);
+    expect(await store.fetchOffsets('moved')).toEqual([]);
+    await store.saveGroup(group('moved'), { ...stale, epoch: stale.epoch + 2n });
+    await pool.query('UPDATE coordinator_slots SET epoch = 0 WHERE slot = $1', [stale.slot]);
   });
 
   it('reads a row written without a type as a classic group, with defaults for the member fields it leaves out', async () => {

@@ -10,6 +10,7 @@ import type { Clock } from '../../clock.js';
 import { systemClock } from '../../clock.js';
 import type { AclBinding } from '../security-types.js';
 import type { ScramCredential } from '../security-types.js';
+import type { CoordinatorLease } from '../coordinator-lease.js';
 import type { PendingTxnOffset, StoredTransaction } from '../transaction-types.js';
 import type { TopicRow } from '../topic-types.js';
 
@@ -123,12 +124,32 @@ export class MemoryDatabase {
   readonly brokers = new Map<number, MemoryBroker>();
   /** Instances with a session open (PostgreSQL: a connection named by the instance). */
   readonly sessions = new Map<string, number>();
+  /** Coordinator slots' leases (table coordinator_slots): holder, epoch, and when the lease lapses on the clock. */
+  readonly coordinatorSlots = new Map<number, { instanceId: string; epoch: bigint; expiresAt: number }>();
   clusterId: string | null = null;
   /** The producer_ids sequence (START 1000). */
   nextProducerId = 1000n;
   private readonly listeners: ((channel: MemoryChannel, payload: string) => void)[] = [];
 
   constructor(readonly clock: Clock = systemClock) {}
+
+  /**
+   * Takes or renews the slot's lease for the instance for `leaseMs`, whoever
+   * held it (unit tests stand for a lease that lapsed): the epoch moves when
+   * the holder changes, as coordinator_slots_claim moves it.
+   */
+  leaseSlot(slot: number, instanceId: string, leaseMs: number): CoordinatorLease {
+    const held = this.coordinatorSlots.get(slot);
+    const epoch = !held ? 1n : held.instanceId === instanceId ? held.epoch : held.epoch + 1n;
+    this.coordinatorSlots.set(slot, { instanceId, epoch, expiresAt: this.clock.now() + leaseMs });
+    return { slot, instanceId, epoch };
+  }
+
+  /** Whether the lease is still the slot's, at its epoch, and has not lapsed: the fence of every write of coordinator state. */
+  leaseHeld(lease: CoordinatorLease): boolean {
+    const held = this.coordinatorSlots.get(lease.slot);
+    return held !== undefined && held.instanceId === lease.instanceId && held.epoch === lease.epoch && this.clock.now() < held.expiresAt;
+  }
 
   onNotify(listener: (channel: MemoryChannel, payload: string) => void): void {
     this.listeners.push(listener);

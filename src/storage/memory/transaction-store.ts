@@ -1,3 +1,4 @@
+import { LeaseLostError, type CoordinatorLease } from '../coordinator-lease.js';
 import type { OffsetsGuard, PendingTxnOffset, StoredTransaction } from '../transaction-types.js';
 import { compareText, key, text, utf8RoundTrip, type MemoryDatabase } from './database.js';
 
@@ -27,7 +28,8 @@ export class MemoryTransactionStore {
     return { transactions, offsets };
   }
 
-  async save(t: StoredTransaction): Promise<void> {
+  async save(t: StoredTransaction, lease: CoordinatorLease): Promise<void> {
+    this.fence(lease);
     this.write(t);
   }
 
@@ -54,7 +56,8 @@ export class MemoryTransactionStore {
     return [...out.values()];
   }
 
-  async complete(t: StoredTransaction, commit: boolean): Promise<void> {
+  async complete(t: StoredTransaction, commit: boolean, lease: CoordinatorLease): Promise<void> {
+    this.fence(lease);
     const staged = this.db.txnOffsets.get(t.transactionalId);
     const committed = new Date(this.db.clock.now());
     this.write(t); // validates before anything changes: all or nothing, as one PostgreSQL transaction
@@ -64,11 +67,17 @@ export class MemoryTransactionStore {
     this.db.txnOffsets.delete(t.transactionalId);
   }
 
-  async expire(transactionalId: string): Promise<boolean> {
+  async expire(transactionalId: string, lease: CoordinatorLease): Promise<boolean> {
+    this.fence(lease);
     const t = this.db.transactions.get(transactionalId);
     if (!t || !IDLE_STATES.has(t.state)) return false;
     this.db.transactions.delete(transactionalId);
     return true;
+  }
+
+  /** As the statements' lease check: nothing is written under a lease that is not held. */
+  private fence(lease: CoordinatorLease): void {
+    if (!this.db.leaseHeld(lease)) throw new LeaseLostError(lease.slot);
   }
 
   private write(t: StoredTransaction): void {

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { LeaseLostError, type CoordinatorLease } from '../coordinator-lease.js';
 
 export interface SlotLease {
   slot: number;
@@ -11,6 +12,24 @@ export interface SlotHolder {
   /** How long the holder's lease has left, by the database's clock (0: expired or released). */
   expiresInMs: number;
 }
+
+/**
+ * The fence every write of coordinator state carries, in the same statement
+ * as the write: the slot's lease is the writer's instance's, still at the
+ * epoch the writer loaded the slot's state with (a lease lost and won back
+ * meanwhile has a newer one), and has not lapsed by the database's clock.
+ * Arguments are the statement's placeholders for the slot, the instance id
+ * and the epoch. `lock` FOR SHARE also holds the slot's row until the write
+ * commits, so a claim of the slot waits for it and its new holder loads
+ * what was written.
+ */
+export const leaseHeldSql = (slot: string, instanceId: string, epoch: string, lock: '' | 'FOR SHARE' = '') =>
+  `EXISTS (SELECT 1 FROM coordinator_slots WHERE slot = ${slot}::int4 AND instance_id = ${instanceId}::text AND epoch = ${epoch}::int8 AND expires_at > now() ${lock})`;
+
+/** The fence's parameters, in leaseHeldSql's order. */
+export const leaseParams = (lease: CoordinatorLease) => [lease.slot, lease.instanceId, lease.epoch.toString()];
+
+export const leaseLost = (lease: CoordinatorLease) => new LeaseLostError(lease.slot);
 
 /** Leases of the coordinator slots (table coordinator_slots); changes are announced on the channel so other brokers rebalance at once. */
 export class CoordinatorStore {

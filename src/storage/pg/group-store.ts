@@ -1,4 +1,6 @@
 import type pg from 'pg';
+import type { CoordinatorLease } from '../coordinator-lease.js';
+import { leaseHeldSql, leaseLost, leaseParams } from './coordinator-store.js';
 import { decodeGroup, encodeGroup, type GroupRow, type StoredGroup } from './group-codec.js';
 
 /**
@@ -41,29 +43,6 @@ export interface OffsetToCommit {
   retentionTimeMs?: bigint;
 }
 
-/** The coordinator slot a write is made under, and this broker instance. */
-export interface CoordinatorLease {
-  slot: number;
-  instanceId: string;
-}
-
-/** A write of group state was refused: the slot's lease is no longer this broker's, and nothing was written. */
-export class LeaseLostError extends Error {
-  constructor(readonly slot: number) {
-    super(`coordinator slot ${slot} is no longer this broker's`);
-  }
-}
-
-const leaseLost = (lease: CoordinatorLease) => new LeaseLostError(lease.slot);
-
-/**
- * The fence every write of group state carries, in the same statement as the
- * write: the slot's lease is this instance's and has not expired by the
- * database's clock. Arguments are the statement's placeholders for the slot
- * and the instance id.
- */
-const LEASE_HELD = (slot: string, instanceId: string) => `EXISTS (SELECT 1 FROM coordinator_slots WHERE slot = ${slot} AND instance_id = ${instanceId} AND expires_at > now())`;
-
 /** Group metadata and committed offsets. */
 export class GroupStore {
   constructor(private readonly pool: pg.Pool) {}
@@ -82,11 +61,11 @@ export class GroupStore {
   async saveGroup(g: StoredGroup, lease: CoordinatorLease): Promise<void> {
     const { rowCount } = await this.pool.query(
       `INSERT INTO groups (group_id, type, protocol_type, protocol_name, generation, leader_id, state, state_since, members)
-       SELECT $1::text, $2::text, $3::text, $4::text, $5::int4, $6::text, $7::text, $8::timestamptz, $9::jsonb WHERE ${LEASE_HELD('$10', '$11')}
+       SELECT $1::text, $2::text, $3::text, $4::text, $5::int4, $6::text, $7::text, $8::timestamptz, $9::jsonb WHERE ${leaseHeldSql('$10', '$11', '$12')}
        ON CONFLICT (group_id) DO UPDATE SET type = excluded.type, protocol_type = excluded.protocol_type, protocol_name = excluded.protocol_name,
          generation = excluded.generation, leader_id = excluded.leader_id, state = excluded.state, state_since = excluded.state_since,
          members = excluded.members`,
-      [...encodeGroup(g), lease.slot, lease.instanceId],
+      [...encodeGroup(g), ...leaseParams(lease)],
     );
     if (rowCount === 0) throw leaseLost(lease);
   }
@@ -94,11 +73,11 @@ export class GroupStore {
   /** Deletes the group and its committed offsets, only while `lease` is still this broker's. */
   async deleteGroup(groupId: string, lease: CoordinatorLease): Promise<void> {
     const { rows } = await this.pool.query<{ held: boolean }>(
-      `WITH lease AS (SELECT ${LEASE_HELD('$2', '$3')} AS held),
+      `WITH lease AS (SELECT ${leaseHeldSql('$2', '$3', '$4')} AS held),
          o AS (DELETE FROM committed_offsets WHERE group_id = $1 AND (SELECT held FROM lease)),
          g AS (DELETE FROM groups WHERE group_id = $1 AND (SELECT held FROM lease))
        SELECT held FROM lease`,
-      [groupId, lease.slot, lease.instanceId],
+      [groupId, ...leaseParams(lease)],
     );
     if (!rows[0]!.held) throw leaseLost(lease);
   }
@@ -115,7 +94,7 @@ export class GroupStore {
        SELECT $1, t, p, o, e, m, CASE WHEN ct < 0 THEN now() ELSE to_timestamp(ct / 1000.0) END,
               CASE WHEN rt < 0 THEN NULL ELSE now() + make_interval(secs => rt / 1000.0) END, $11::int4
        FROM unnest($2::text[], $3::int4[], $4::int8[], $5::int4[], $6::bytea[], $9::int8[], $10::int8[]) AS u(t, p, o, e, m, ct, rt)
-       WHERE ${LEASE_HELD('$7', '$8')}
+       WHERE ${leaseHeldSql('$7', '$8', '$12')}
        ON CONFLICT (group_id, topic, partition) DO UPDATE SET committed_offset = excluded.committed_offset,
          leader_epoch = excluded.leader_epoch, metadata = excluded.metadata, commit_timestamp = excluded.commit_timestamp,
          expire_timestamp = excluded.expire_timestamp`,
@@ -131,6 +110,7 @@ export class GroupStore {
         offsets.map((o) => (o.commitTimestampMs ?? -1n).toString()),
         offsets.map((o) => (o.retentionTimeMs ?? -1n).toString()),
         consumerOffsetsPartition(groupId),
+        lease.epoch.toString(),
       ],
     );
     if (rowCount === 0) throw leaseLost(lease);
@@ -157,11 +137,11 @@ export class GroupStore {
   async deleteOffsets(groupId: string, partitions: readonly { topic: string; partition: number }[], lease: CoordinatorLease): Promise<void> {
     if (partitions.length === 0) return;
     const { rows } = await this.pool.query<{ held: boolean }>(
-      `WITH lease AS (SELECT ${LEASE_HELD('$4', '$5')} AS held),
+      `WITH lease AS (SELECT ${leaseHeldSql('$4', '$5', '$6')} AS held),
          d AS (DELETE FROM committed_offsets c USING unnest($2::text[], $3::int4[]) AS u(t, p)
                WHERE c.group_id = $1 AND c.topic = u.t AND c.partition = u.p AND (SELECT held FROM lease))
        SELECT held FROM lease`,
-      [groupId, partitions.map((p) => p.topic), partitions.map((p) => p.partition), lease.slot, lease.instanceId],
+      [groupId, partitions.map((p) => p.topic), partitions.map((p) => p.partition), ...leaseParams(lease)],
     );
     if (!rows[0]!.held) throw leaseLost(lease);
   }

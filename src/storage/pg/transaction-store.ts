@@ -1,4 +1,6 @@
 import type pg from 'pg';
+import type { CoordinatorLease } from '../coordinator-lease.js';
+import { leaseHeldSql, leaseLost, leaseParams } from './coordinator-store.js';
 import { metadataBytes, metadataString } from './group-store.js';
 import { inTransaction } from './pool.js';
 import type { OffsetsGuard, PendingTxnOffset, StoredTransaction, TxnPartition } from '../transaction-types.js';
@@ -18,9 +20,11 @@ interface TransactionRow {
   updated_at: Date;
 }
 
+/** transactions_upsert, fenced: parameters $10-$12 are the coordinator's lease (leaseParams); no row is written when the lease is not held. */
 const SAVE_SQL = `
 INSERT INTO transactions (transactional_id, producer_id, producer_epoch, last_producer_epoch, timeout_ms, state, start_time, partitions, groups, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now())
+SELECT $1::text, $2::int8, $3::int2, $4::int2, $5::int4, $6::text, $7::timestamptz, $8::jsonb, $9::text[], now()
+WHERE ${leaseHeldSql('$10', '$11', '$12', 'FOR SHARE')}
 ON CONFLICT (transactional_id) DO UPDATE SET producer_id = $2, producer_epoch = $3, last_producer_epoch = $4, timeout_ms = $5,
   state = $6, start_time = $7, partitions = $8, groups = $9, updated_at = now()`;
 
@@ -62,14 +66,30 @@ export class TransactionStore {
     };
   }
 
-  /** Forgets an idle transactional id (transactional.id.expiration.ms); only while no transaction is open. */
-  async expire(transactionalId: string): Promise<boolean> {
-    const { rowCount } = await this.pool.query("DELETE FROM transactions WHERE transactional_id = $1 AND state IN ('Empty', 'CompleteCommit', 'CompleteAbort')", [transactionalId]);
-    return (rowCount ?? 0) > 0;
+  /**
+   * transactions_delete_idle: forgets an idle transactional id
+   * (transactional.id.expiration.ms), only while no transaction is open and
+   * the coordinator still holds `lease`.
+   */
+  async expire(transactionalId: string, lease: CoordinatorLease): Promise<boolean> {
+    const { rows } = await this.pool.query<{ held: boolean; deleted: boolean }>(
+      `WITH lease AS (SELECT ${leaseHeldSql('$2', '$3', '$4', 'FOR SHARE')} AS held),
+         d AS (DELETE FROM transactions WHERE transactional_id = $1 AND state IN ('Empty', 'CompleteCommit', 'CompleteAbort') AND (SELECT held FROM lease) RETURNING 1)
+       SELECT held, EXISTS (SELECT 1 FROM d) AS deleted FROM lease`,
+      [transactionalId, ...leaseParams(lease)],
+    );
+    if (!rows[0]!.held) throw leaseLost(lease);
+    return rows[0]!.deleted;
   }
 
-  async save(t: StoredTransaction): Promise<void> {
-    await this.pool.query(SAVE_SQL, saveParams(t));
+  /**
+   * Creates or replaces the transactional id's state, only while `lease` is
+   * still the coordinator's: a coordinator that lost the id's slot cannot
+   * overwrite what the slot's new holder stores.
+   */
+  async save(t: StoredTransaction, lease: CoordinatorLease): Promise<void> {
+    const { rowCount } = await this.pool.query(SAVE_SQL, [...saveParams(t), ...leaseParams(lease)]);
+    if (rowCount === 0) throw leaseLost(lease);
   }
 
   /** transactions_select: one transactional id's state. */
@@ -120,11 +140,15 @@ export class TransactionStore {
 
   /**
    * Completes a transaction's offsets and records its final state, in one
-   * PostgreSQL transaction: on commit the staged offsets become the groups'
-   * committed offsets; on abort they are dropped.
+   * PostgreSQL transaction, only while `lease` is still the coordinator's
+   * (checked first, the slot's row then held until the commit): on commit
+   * the staged offsets become the groups' committed offsets; on abort they
+   * are dropped.
    */
-  async complete(t: StoredTransaction, commit: boolean): Promise<void> {
+  async complete(t: StoredTransaction, commit: boolean, lease: CoordinatorLease): Promise<void> {
     await inTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<{ held: boolean }>(`SELECT ${leaseHeldSql('$1', '$2', '$3', 'FOR SHARE')} AS held`, leaseParams(lease));
+      if (!rows[0]!.held) throw leaseLost(lease);
       if (commit) {
         await client.query(
           `INSERT INTO committed_offsets (group_id, topic, partition, committed_offset, leader_epoch, metadata, commit_timestamp)
@@ -136,7 +160,7 @@ export class TransactionStore {
         );
       }
       await client.query('DELETE FROM txn_offsets WHERE transactional_id = $1', [t.transactionalId]);
-      await client.query(SAVE_SQL, saveParams(t));
+      await client.query(SAVE_SQL, [...saveParams(t), ...leaseParams(lease)]);
     });
   }
 }

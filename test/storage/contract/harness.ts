@@ -9,6 +9,7 @@ import type { LogStorage, PartitionStorage, ProducerStorage } from '../../../src
 import type { TopicStorage } from '../../../src/log/topic-storage.js';
 import type { AclStorage } from '../../../src/security/acl-storage.js';
 import type { UserStorage } from '../../../src/security/user-storage.js';
+import type { CoordinatorLease } from '../../../src/storage/coordinator-lease.js';
 
 export interface CommittedOffsetRow {
   groupId: string;
@@ -43,6 +44,12 @@ export interface StorageHarness {
   listen(): Promise<{ seen: Announcement[]; close(): Promise<void> }>;
   /** Writes a committed offset as the group coordinator would. */
   commitOffset(row: CommittedOffsetRow): Promise<void>;
+  /**
+   * The coordinator slot's lease for the broker instance, taken as a broker
+   * takes it: renewed if the instance holds it, else taken once the
+   * holder's lease lapsed (made to lapse here), at the next epoch.
+   */
+  takeSlot(slot: number, instanceId: string): Promise<CoordinatorLease>;
 }
 
 /** The harness of the running test (the runner replaces it before each test). */

@@ -49,6 +49,9 @@ function memoryHarness(): StorageHarness {
     async commitOffset(row) {
       db.committedOffsets.set(`${row.groupId}\u0000${row.topic}\u0000${row.partition}`, { ...row, commitTimestamp: new Date(db.clock.now()) });
     },
+    async takeSlot(slot, instanceId) {
+      return db.leaseSlot(slot, instanceId, 60_000);
+    },
   };
 }
 

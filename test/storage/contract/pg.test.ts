@@ -7,6 +7,7 @@ import { createLogger } from '../../../src/observability/logger.js';
 import { AclStore } from '../../../src/storage/pg/acl-store.js';
 import { BrokerConfigStore } from '../../../src/storage/pg/broker-config-store.js';
 import { brokerApplicationName, ClusterStore } from '../../../src/storage/pg/cluster-store.js';
+import { CoordinatorStore } from '../../../src/storage/pg/coordinator-store.js';
 import { metadataBytes, metadataString } from '../../../src/storage/pg/group-store.js';
 import { LogStore } from '../../../src/storage/pg/log-store.js';
 import { migrate } from '../../../src/storage/pg/migrate.js';
@@ -30,6 +31,7 @@ beforeAll(async () => {
   await migrate(url, schema, createLogger('silent'));
   pool = createPool({ connectionString: url, schema, max: 8 });
   const channels = { topics: `${schema}_topics`, acls: `${schema}_acls`, brokerConfigs: `${schema}_broker_configs` } as const;
+  const coordinators = new CoordinatorStore(pool, `${schema}_coordinators`);
   harness = {
     transactions: new TransactionStore(pool),
     producerIds: new ProducerStore(pool),
@@ -68,6 +70,16 @@ beforeAll(async () => {
          ON CONFLICT (group_id, topic, partition) DO UPDATE SET committed_offset = $4, leader_epoch = $5, metadata = $6`,
         [o.groupId, o.topic, o.partition, o.committedOffset, o.leaderEpoch, metadataBytes(o.metadata)],
       );
+    },
+    async takeSlot(slot, instanceId) {
+      // The table was emptied: the slot's row comes back first. Another instance's lease lapses by the database's clock.
+      await pool.query(
+        `INSERT INTO coordinator_slots (slot) VALUES ($1)
+         ON CONFLICT (slot) DO UPDATE SET expires_at = CASE WHEN coordinator_slots.instance_id = $2 THEN coordinator_slots.expires_at ELSE '-infinity' END`,
+        [slot, instanceId],
+      );
+      const [lease] = await coordinators.claim(1, instanceId, [slot], 60_000, 10_000);
+      return { slot, instanceId, epoch: lease!.epoch };
     },
   };
 });

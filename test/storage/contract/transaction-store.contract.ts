@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { slotOf } from '../../../src/coordinator/coordination.js';
 import type { PendingTxnOffset, StoredTransaction } from '../../../src/coordinator/transaction-storage.js';
+import { LeaseLostError } from '../../../src/storage/coordinator-lease.js';
 import type { HarnessRef } from './harness.js';
 
 const txn = (over: Partial<StoredTransaction> = {}): StoredTransaction => ({
@@ -31,9 +33,25 @@ const guard = { transactionalId: 'tx-a', producerId: 4_000_000_000n, producerEpo
 const withoutUpdatedAt = ({ updatedAt: _u, ...t }: StoredTransaction) => t;
 
 export function transactionStorageContract(h: HarnessRef): void {
+  /** Broker A's lease of the transactional id's slot (renewed, so the same epoch, on every call). */
+  const leaseOf = (transactionalId: string) => h().takeSlot(slotOf(transactionalId), 'broker-a');
+  /** The transaction store, each write made under broker A's lease of the id's slot. */
+  const leased = () => {
+    const store = h().transactions;
+    return {
+      loadAll: () => store.loadAll(),
+      get: (id: string) => store.get(id),
+      stageOffsets: (g: typeof guard, o: readonly PendingTxnOffset[]) => store.stageOffsets(g, o),
+      pendingOffsets: (groupId: string) => store.pendingOffsets(groupId),
+      save: async (t: StoredTransaction) => store.save(t, await leaseOf(t.transactionalId)),
+      complete: async (t: StoredTransaction, commit: boolean) => store.complete(t, commit, await leaseOf(t.transactionalId)),
+      expire: async (id: string) => store.expire(id, await leaseOf(id)),
+    };
+  };
+
   describe('TransactionStorage', () => {
     it('keeps every field of a saved transaction, and a second save replaces the first', async () => {
-      const store = h().transactions;
+      const store = leased();
       await store.save(txn());
       const [loaded] = (await store.loadAll()).transactions;
       expect(withoutUpdatedAt(loaded!)).toEqual(txn());
@@ -45,13 +63,13 @@ export function transactionStorageContract(h: HarnessRef): void {
     });
 
     it('loads transactional ids in byte order', async () => {
-      const store = h().transactions;
+      const store = leased();
       for (const id of ['b', 'a', 'B', 'é', 'z']) await store.save(txn({ transactionalId: id }));
       expect((await store.loadAll()).transactions.map((t) => t.transactionalId)).toEqual(['B', 'a', 'b', 'z', 'é']);
     });
 
     it('does not keep a later change of the object it was given', async () => {
-      const store = h().transactions;
+      const store = leased();
       const t = txn();
       await store.save(t);
       t.partitions.push({ topicId: t.partitions[0]!.topicId, topic: 'orders', partition: 3 });
@@ -62,7 +80,7 @@ export function transactionStorageContract(h: HarnessRef): void {
     });
 
     it('stages offsets per transactional id; a later stage of the same partition replaces it', async () => {
-      const store = h().transactions;
+      const store = leased();
       await store.save(txn());
       expect(await store.stageOffsets(guard, [offset(), offset({ partition: 1, metadata: null })])).toBe(true);
       expect(await store.stageOffsets(guard, [offset({ committedOffset: 43n, metadata: 'nul\u0000inside' })])).toBe(true);
@@ -74,7 +92,7 @@ export function transactionStorageContract(h: HarnessRef): void {
     });
 
     it("stages only under the producer's ongoing transaction with the group added; pending offsets are listed by group", async () => {
-      const store = h().transactions;
+      const store = leased();
       expect(await store.stageOffsets(guard, [offset()])).toBe(false); // no such transaction
       await store.save(txn());
       expect(await store.stageOffsets({ ...guard, producerEpoch: 2 }, [offset()])).toBe(false);
@@ -95,7 +113,8 @@ export function transactionStorageContract(h: HarnessRef): void {
     });
 
     it("a commit makes the staged offsets the group's committed offsets, replacing older ones, and records the final state", async () => {
-      const { transactions: store, committedOffsets, commitOffset } = h();
+      const { committedOffsets, commitOffset } = h();
+      const store = leased();
       await commitOffset({ groupId: 'billing', topic: 'orders', partition: 0, committedOffset: 7n, leaderEpoch: 1, metadata: 'old' });
       await store.save(txn());
       await store.save(txn({ groups: ['billing', 'audit'] }));
@@ -111,7 +130,8 @@ export function transactionStorageContract(h: HarnessRef): void {
     });
 
     it('an abort drops the staged offsets and leaves the committed ones', async () => {
-      const { transactions: store, committedOffsets, commitOffset } = h();
+      const { committedOffsets, commitOffset } = h();
+      const store = leased();
       await commitOffset({ groupId: 'billing', topic: 'orders', partition: 0, committedOffset: 7n, leaderEpoch: 1, metadata: null });
       await store.save(txn());
       await store.stageOffsets(guard, [offset()]);
@@ -123,7 +143,7 @@ export function transactionStorageContract(h: HarnessRef): void {
     });
 
     it('expires only an idle transactional id', async () => {
-      const store = h().transactions;
+      const store = leased();
       const states = ['Empty', 'Ongoing', 'PrepareCommit', 'PrepareAbort', 'CompleteCommit', 'CompleteAbort'];
       for (const state of states) await store.save(txn({ transactionalId: state, state }));
       const expired = [];
@@ -133,8 +153,37 @@ export function transactionStorageContract(h: HarnessRef): void {
       expect((await store.loadAll()).transactions.map((t) => t.state)).toEqual(['Ongoing', 'PrepareAbort', 'PrepareCommit']);
     });
 
+    it("refuses every write of a coordinator whose slot's lease another broker took, changing nothing; the new holder's writes land", async () => {
+      const { transactions: store, takeSlot, committedOffsets } = h();
+      const slot = slotOf('tx-a');
+      const a = await takeSlot(slot, 'broker-a');
+      await store.save(txn(), a);
+      expect(await store.stageOffsets(guard, [offset()])).toBe(true);
+      // A's lease lapses (A paused, or cut off from the database) and B takes the slot: a new epoch.
+      const b = await takeSlot(slot, 'broker-b');
+      expect(b.epoch).toBeGreaterThan(a.epoch);
+
+      await expect(store.save(txn({ producerEpoch: 4, lastProducerEpoch: 3, state: 'Empty', startTime: null, partitions: [], groups: [] }), a)).rejects.toEqual(new LeaseLostError(slot));
+      await expect(store.save(txn({ transactionalId: 'tx-new', state: 'Empty' }), { ...a, slot: slotOf('tx-new') })).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(store.complete(txn({ state: 'CompleteCommit', partitions: [], groups: [] }), true, a)).rejects.toBeInstanceOf(LeaseLostError);
+      expect(withoutUpdatedAt((await store.get('tx-a'))!)).toEqual(txn());
+      expect(await store.get('tx-new')).toBeNull();
+      expect(await committedOffsets('billing')).toEqual([]);
+      expect((await store.loadAll()).offsets.get('tx-a')).toEqual([offset()]);
+
+      // The holder completes the transaction; A, given the slot back later (a newer epoch still), cannot write under the epoch it had.
+      await store.complete(txn({ state: 'CompleteCommit', partitions: [], groups: [] }), true, b);
+      expect(await committedOffsets('billing')).toEqual([expect.objectContaining({ committedOffset: 42n })]);
+      const aAgain = await takeSlot(slot, 'broker-a');
+      expect(aAgain.epoch).toBeGreaterThan(b.epoch);
+      await expect(store.expire('tx-a', a)).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(store.save(txn(), b)).rejects.toBeInstanceOf(LeaseLostError);
+      expect((await store.get('tx-a'))!.state).toBe('CompleteCommit');
+      expect(await store.expire('tx-a', aAgain)).toBe(true);
+    });
+
     it('refuses a transactional id holding NUL, storing nothing', async () => {
-      const store = h().transactions;
+      const store = leased();
       await expect(store.save(txn({ transactionalId: 'a\u0000b' }))).rejects.toThrow();
       expect((await store.loadAll()).transactions).toEqual([]);
     });
