@@ -6,7 +6,10 @@
 // transaction, is checked against the stored state, so its records and its
 // offsets (committed through a third broker) commit together; a
 // read_committed fetch through the leader (the only broker serving fetches)
-// stops at an open transaction another broker coordinates; and after kill -9 of a coordinator the next holder completes
+// stops at an open transaction another broker coordinates; under transactions
+// version 2 (finalized in the cluster) the leader adds the partition, and the
+// group's coordinator the group, at the transaction's coordinator on another
+// broker, whose checks fence a zombie; and after kill -9 of a coordinator the next holder completes
 // the commit it died in and aborts, at its timeout, the transaction it left
 // open, while a kafkajs producer with the same transactional id carries on.
 import { Kafka, logLevel } from 'kafkajs';
