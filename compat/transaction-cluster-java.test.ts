@@ -4,25 +4,49 @@
 // Kafka's documentation, compat/java/client Txns.readProcessWrite) finds the
 // survivors that took the dead broker's slots over and copies every input
 // record exactly once; the group's committed offset ends at the input's end.
+// The cluster finalizes transactions version 2, which the Java client 4.x then
+// uses: no AddPartitionsToTxn (the output's leader adds the partition at the
+// coordinator, on another broker), and an epoch bump at every commit.
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrokerCluster } from '../test/support/broker-cluster.js';
 import { leadersOf, until } from '../test/support/cluster.js';
 import { fetch, visible } from '../test/support/txn-wire.js';
+import { parseBatches } from '../src/protocol/records/index.js';
 import { runJavaClient } from './support/java.js';
 
 const N = 200;
 const [IN, OUT] = ['jcluster-in', 'jcluster-out'];
-const READ_COMMITTED = 1;
+const [READ_UNCOMMITTED, READ_COMMITTED] = [0, 1];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let cluster: BrokerCluster;
 
-/** What a read_committed consumer reads of OUT at its leader (only the leader serves fetches), among the live brokers. */
-async function copied(live: number[]): Promise<string[]> {
+/** A fetch of OUT at its leader (only the leader serves fetches), among the live brokers. */
+async function fetchOut(live: number[], isolationLevel: number) {
   let leader = -1;
   await until(`a live broker leads ${OUT}`, async () => live.includes((leader = (await leadersOf(cluster.bootstrap(live[0]!), OUT))[0]?.leader ?? -1)));
-  return visible(await fetch(cluster.client(leader), OUT, READ_COMMITTED));
+  return fetch(cluster.client(leader), OUT, isolationLevel);
+}
+
+/** What a read_committed consumer reads of OUT. */
+const copied = async (live: number[]) => visible(await fetchOut(live, READ_COMMITTED));
+
+/** For each COMMIT/ABORT marker in OUT, the epoch of the transaction's records before it and the marker's own. */
+async function markerEpochs(live: number[]): Promise<{ records: number; marker: number }[]> {
+  const part = await fetchOut(live, READ_UNCOMMITTED);
+  const records = part.records as Buffer | Buffer[] | null;
+  const buf = Array.isArray(records) ? Buffer.concat(records) : (records ?? Buffer.alloc(0));
+  const epochs: { records: number; marker: number }[] = [];
+  let open: number | null = null;
+  for (const h of parseBatches(buf, { mode: 'log' }).batches) {
+    if (!h.isControl) open ??= h.producerEpoch;
+    else if (open !== null) {
+      epochs.push({ records: open, marker: h.producerEpoch });
+      open = null;
+    }
+  }
+  return epochs;
 }
 beforeAll(async () => {
   cluster = await BrokerCluster.start(3);
@@ -65,5 +89,10 @@ describe('three brokers, Java read-process-write', () => {
     const offsets = await admin.fetchOffsets({ groupId: group, topics: [IN] });
     await admin.disconnect();
     expect(offsets[0]!.partitions).toEqual([expect.objectContaining({ partition: 0, offset: String(N) })]);
+    // The cluster finalizes transactions version 2, so the Java client used it: its partition adds went from the
+    // output's leader to the transaction's coordinator, and every commit bumped the epoch its marker carries.
+    const epochs = await markerEpochs([1, 2]);
+    expect(epochs.length).toBeGreaterThanOrEqual(2);
+    for (const e of epochs) expect(e.marker).toBe(e.records + 1);
   });
 });

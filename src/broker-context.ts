@@ -5,6 +5,7 @@ import type { PartitionLeadership } from './coordinator/partition-leadership.js'
 import type { ConsumerOffsetsTopic } from './coordinator/consumer-offsets-topic.js';
 import type { GroupCoordinator } from './coordinator/group-coordinator.js';
 import type { TransactionCoordinator } from './coordinator/transaction-coordinator.js';
+import type { TxnAddRequests } from './coordinator/txn-add-requests.js';
 import type { BrokerConfigs } from './log/broker-configs.js';
 import type { FetchSessionCache } from './log/fetch-sessions.js';
 import type { LogManager } from './log/log-manager.js';
@@ -47,6 +48,8 @@ export interface BrokerContext {
   fetchSessions: FetchSessionCache;
   groups: GroupCoordinator;
   transactions: TransactionCoordinator;
+  /** Transactions version 2's implicit adds, sent to the transaction's coordinator here or on another broker. */
+  txnAdds: TxnAddRequests;
   /** The read-only __consumer_offsets, served from the committed offsets. */
   consumerOffsets: ConsumerOffsetsTopic;
   log: Logger;

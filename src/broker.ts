@@ -9,6 +9,7 @@ import { ConsumerOffsetsTopic } from './coordinator/consumer-offsets-topic.js';
 import { Coordination, type LiveBroker } from './coordinator/coordination.js';
 import { PartitionLeadership } from './coordinator/partition-leadership.js';
 import { TransactionCoordinator } from './coordinator/transaction-coordinator.js';
+import { TxnAddRequests } from './coordinator/txn-add-requests.js';
 import { logMarkerWriter } from './coordinator/txn-markers.js';
 import { HandlerRegistry } from './handlers/registry.js';
 import { BrokerConfigs } from './log/broker-configs.js';
@@ -46,6 +47,7 @@ import { migrate } from './storage/pg/migrate.js';
 import { PartitionStore } from './storage/pg/partition-store.js';
 import { ProducerStore } from './storage/pg/producer-store.js';
 import { Notifications } from './storage/pg/notifications.js';
+import { TxnAddChannel } from './storage/pg/txn-add-channel.js';
 import { createPool } from './storage/pg/pool.js';
 import { ServerWatch } from './storage/pg/server-watch.js';
 import { TopicStore } from './storage/pg/topic-store.js';
@@ -122,6 +124,8 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     groupConfigs: `${config.schema}_group_configs`,
     // Records sent from SQL (send(), migration 0013) NOTIFY here at commit.
     outbox: `${config.schema}_outbox`,
+    // Transactions version 2's implicit adds sent to the transaction's coordinator, and its answers.
+    txnAdds: `${config.schema}_txn_adds`,
   };
   const clusterStore = new ClusterStore(pool);
   const clusterId = await clusterStore.ensureClusterId(newClusterId());
@@ -237,6 +241,15 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     leaseHeld: (transactionalId) => coordination.owns(transactionalId),
   });
   coordination.addOwner(transactions);
+  const txnAdds = new TxnAddRequests({
+    notifier: new TxnAddChannel(pool, channels.txnAdds),
+    transactions,
+    coordinatorOf: (transactionalId) => coordination.coordinatorOf(transactionalId),
+    nodeId: config.nodeId,
+    instanceId,
+    log,
+    clock: systemClock,
+  });
 
   const authorizer = new Authorizer(
     config.authorizerEnabled,
@@ -296,7 +309,11 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     if (joined) leadership.rebalance().catch(() => {});
   }
   // Subscribed only now: an announcement can arrive while LISTEN is under way, and its handlers must exist by then.
-  const notifications = new Notifications(connection, [channels.append, channels.topics, channels.acls, channels.coordinators, channels.brokerConfigs, channels.groupConfigs, channels.outbox], log);
+  const notifications = new Notifications(
+    connection,
+    [channels.append, channels.topics, channels.acls, channels.coordinators, channels.brokerConfigs, channels.groupConfigs, channels.outbox, channels.txnAdds],
+    log,
+  );
   notifications.on('notification', (channel: string, payload: string) => {
     if (channel === channels.append) logs.onAppendNotification(payload);
     else if (channel === channels.topics) {
@@ -307,8 +324,10 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     else if (channel === channels.brokerConfigs) brokerConfigs.reload();
     else if (channel === channels.groupConfigs) groupConfigs.reload();
     else if (channel === channels.outbox) outboxRelay.notified(payload);
+    else if (channel === channels.txnAdds) txnAdds.onNotification(payload);
   });
   notifications.on('resync', () => {
+    txnAdds.failPending();
     topics.invalidate();
     authorizer.reload();
     brokerConfigs.reload();
@@ -348,6 +367,7 @@ async function startOnDatabase(database: Database, config: Config, log: Logger, 
     fetchSessions,
     groups,
     transactions,
+    txnAdds,
     consumerOffsets: new ConsumerOffsetsTopic(new ConsumerOffsetsStore(pool)),
     log,
     apiVersions: registry.apiVersions(),

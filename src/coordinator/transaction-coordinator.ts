@@ -511,16 +511,31 @@ export class TransactionCoordinator implements SlotOwner {
    * with a bumped epoch) is refused.
    */
   async verifyStoredProduce(transactionalId: string, producerId: bigint, producerEpoch: number, topicId: string, partition: number, openHere: boolean): Promise<number> {
-    const key = `${transactionalId}\u0000${producerId}:${topicId}:${partition}`;
-    if (openHere && this.verified.get(key) === producerEpoch) return ErrorCode.NONE;
+    if (this.verifiedElsewhere(transactionalId, producerId, producerEpoch, topicId, partition, openHere)) return ErrorCode.NONE;
     const stored = await this.store.get(transactionalId);
     const error = produceError(stored, producerId, producerEpoch, () => stored!.partitions.some((p) => p.topicId === topicId && p.partition === partition));
-    if (error !== ErrorCode.NONE) this.verified.delete(key);
+    this.noteVerifiedElsewhere(transactionalId, producerId, producerEpoch, topicId, partition, error === ErrorCode.NONE);
+    return error;
+  }
+
+  /**
+   * Whether a batch of a transaction another broker coordinates was found in
+   * it on the partition at this epoch (by verifyStoredProduce, or by the
+   * coordinator's answer to an implicit add), while `openHere` says the
+   * partition's transaction index still has the producer's transaction open.
+   */
+  verifiedElsewhere(transactionalId: string, producerId: bigint, producerEpoch: number, topicId: string, partition: number, openHere: boolean): boolean {
+    return openHere && this.verified.get(`${transactionalId}\u0000${producerId}:${topicId}:${partition}`) === producerEpoch;
+  }
+
+  /** Remembers (or forgets) that the partition is in the producer's transaction at this epoch, coordinated elsewhere. */
+  noteVerifiedElsewhere(transactionalId: string, producerId: bigint, producerEpoch: number, topicId: string, partition: number, inTransaction: boolean): void {
+    const key = `${transactionalId}\u0000${producerId}:${topicId}:${partition}`;
+    if (!inTransaction) this.verified.delete(key);
     else {
       if (this.verified.size >= VERIFIED_MAX) this.verified.clear();
       this.verified.set(key, producerEpoch);
     }
-    return error;
   }
 
   // ---- EndTxn --------------------------------------------------------------

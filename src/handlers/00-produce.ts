@@ -25,7 +25,7 @@ import type { IncomingBatch, PartitionLog } from '../log/partition-log.js';
 import type { Topic } from '../log/topic-manager.js';
 import { AclOperation, ResourceType, allowed, mayCreateTopic } from './authorization.js';
 import { currentLeader, leaderEndpoints, leadsPartition } from './partition-leader.js';
-import { addProducedPartitionsToTransaction } from './txn-implicit-add.js';
+import { addProducedPartitionsToTransaction, produceAddError } from './txn-implicit-add.js';
 import { Deferred, defineHandler, type RequestContext } from './types.js';
 import { CONSUMER_OFFSETS_TOPIC, CONSUMER_OFFSETS_TOPIC_ID, ConsumerOffsetsTopic } from '../coordinator/consumer-offsets-topic.js';
 
@@ -127,9 +127,10 @@ async function preparePartition(
     logAppendTimeMs = outcome.logAppendTimeMs;
   }
   // A transaction another broker coordinates is checked here against its stored state (KIP-890 part 1's verification);
-  // one coordinated here is checked in queuePartition, with no await before the queueing.
+  // one coordinated here is checked in queuePartition, with no await before the queueing. From v12 the implicit add
+  // (addToTransaction) asks the coordinator itself, wherever it is, which checks the batch's producer and epoch.
   const { transactions } = ctx.broker;
-  if (transactionalId !== null && !transactions.serves(transactionalId)) {
+  if (transactionalId !== null && ctx.apiVersion < 12 && !transactions.serves(transactionalId)) {
     for (const { header } of batches) {
       if (!header.isTransactional) continue;
       const txnError = await transactions.verifyStoredProduce(transactionalId, header.producerId, header.producerEpoch, topic.topicId, index, log.hasOpenTxn(header.producerId));
@@ -145,14 +146,22 @@ const transactionalHeader = (p: PreparedPartition) => p.batches.find((b) => b.he
 /**
  * Transactions version 2 (Produce v12+, Kafka's ADD_PARTITION operation): the
  * partitions of the request not yet in the producer's transaction are added
- * to it, all in one call, as Kafka's leader sends one AddPartitionsToTxn.
- * Returns the answers of the partitions that could not be added.
+ * to it, all in one call, as Kafka's leader sends one AddPartitionsToTxn, to
+ * the transaction's coordinator here or on another broker. Not yet in it:
+ * for a transaction coordinated here, what the coordinator holds; for one
+ * coordinated elsewhere, unless the coordinator said so for this epoch and
+ * the partition's index still shows the transaction open (the marker ends
+ * that). Returns the answers of the partitions that could not be added.
  */
 async function addToTransaction(ctx: RequestContext, transactionalId: string, prepared: PreparedPartition[]): Promise<Map<PreparedPartition, PartitionResponse>> {
+  const { transactions } = ctx.broker;
   const refused = new Map<PreparedPartition, PartitionResponse>();
+  const coordinatedHere = transactions.serves(transactionalId);
   const missing = prepared.filter((p) => {
     const header = transactionalHeader(p);
-    return header && ctx.broker.transactions.verifyProduce(header.producerId, header.producerEpoch, p.topic.topicId, p.index) === ErrorCode.INVALID_TXN_STATE;
+    if (!header) return false;
+    if (coordinatedHere) return transactions.verifyProduce(header.producerId, header.producerEpoch, p.topic.topicId, p.index) === ErrorCode.INVALID_TXN_STATE;
+    return !transactions.verifiedElsewhere(transactionalId, header.producerId, header.producerEpoch, p.topic.topicId, p.index, p.log.hasOpenTxn(header.producerId));
   });
   if (missing.length === 0) return refused;
   const { producerId, producerEpoch } = transactionalHeader(missing[0]!)!;
@@ -165,8 +174,10 @@ async function addToTransaction(ctx: RequestContext, transactionalId: string, pr
   );
   missing.forEach((p, i) => {
     const errorCode = errors[i] ?? ErrorCode.UNKNOWN_SERVER_ERROR;
-    // As Kafka's AddPartitionsToTxnManager: producers expect INVALID_PRODUCER_EPOCH for a fenced epoch.
-    if (errorCode !== ErrorCode.NONE) refused.set(p, failed(p.index, errorCode === ErrorCode.PRODUCER_FENCED ? ErrorCode.INVALID_PRODUCER_EPOCH : errorCode));
+    if (!coordinatedHere) transactions.noteVerifiedElsewhere(transactionalId, producerId, producerEpoch, p.topic.topicId, p.index, errorCode === ErrorCode.NONE);
+    if (errorCode === ErrorCode.NONE) return;
+    const answer = produceAddError(errorCode);
+    refused.set(p, failed(p.index, answer.errorCode, answer.errorMessage));
   });
   return refused;
 }
@@ -268,8 +279,7 @@ export default defineHandler({
       prepared.push({ topicData, partitions });
     }
     const refused =
-      // Implicit adds reach the coordinator only on its own broker: another broker's transactions are verified against stored state.
-      request.transactionalId !== null && ctx.apiVersion >= 12 && ctx.broker.transactions.serves(request.transactionalId)
+      request.transactionalId !== null && ctx.apiVersion >= 12
         ? await addToTransaction(
             ctx,
             request.transactionalId,

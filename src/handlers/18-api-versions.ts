@@ -13,10 +13,11 @@ import { defineHandler } from './types.js';
 // transactions version 2, KIP-890 part 2); clients switch protocols on it, and a level of 0 is
 // left out of the finalized features, as Kafka does. The others Kafka 4.3 finalizes name protocols
 // pgkafka does not serve or that clients would switch on wrongly: group.version 1 (KIP-848
-// consumer groups), share.version and streams.version (share and streams groups). Clients keep
-// the features of the highest epoch they have seen, from -1: the table is epoch 0 while the broker
-// is alone, epoch 1 while other brokers share its schema (see below). As Kafka (KAFKA-17492), v3 leaves out a supported feature whose
-// minimum is 0, which some older clients cannot read.
+// consumer groups), share.version and streams.version (share and streams groups). The table never
+// changes while the broker runs, alone or beside others on its schema (a partition's leader reaches
+// the transaction's coordinator on another broker, coordinator/txn-add-requests.ts), so its epoch is
+// 0. As Kafka (KAFKA-17492), v3 leaves out a supported feature whose minimum is 0, which some older
+// clients cannot read.
 const SUPPORTED_FEATURES = [
   { name: 'metadata.version', minVersion: 7, maxVersion: 30 },
   { name: 'transaction.version', minVersion: 0, maxVersion: 2 },
@@ -41,18 +42,13 @@ export default defineHandler({
       return { errorCode: ErrorCode.INVALID_REQUEST, apiKeys };
     }
     if (ctx.apiVersion < 3) return { errorCode: ErrorCode.NONE, apiKeys, throttleTimeMs: 0 };
-    // With other live brokers on the schema, transactions version 2 is not finalized: a partition's leader adds it to
-    // the producer's transaction (Produce v12+) only when it also coordinates the transactional id. The cap comes with
-    // a higher epoch, so a client that saw this broker alone switches to version 1 when it next asks.
-    const clustered = ctx.broker.liveBrokers().length > 1;
-    const transactionVersion = clustered ? Math.min(ctx.broker.config.transactionVersion, 1) : ctx.broker.config.transactionVersion;
     return {
       errorCode: ErrorCode.NONE,
       apiKeys,
       throttleTimeMs: 0,
       supportedFeatures: ctx.apiVersion >= 4 ? SUPPORTED_FEATURES : SUPPORTED_FEATURES.filter((f) => f.minVersion > 0),
-      finalizedFeaturesEpoch: clustered ? 1n : 0n,
-      finalizedFeatures: finalizedFeatures(transactionVersion),
+      finalizedFeaturesEpoch: 0n,
+      finalizedFeatures: finalizedFeatures(ctx.broker.config.transactionVersion),
     };
   },
 });

@@ -26,6 +26,7 @@ import { ErrorCode } from '../protocol/errors.js';
 import { TxnOffsetCommitApi } from '../protocol/messages/index.js';
 import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { authorizedNames } from './authorized-names.js';
+import { addOffsetsToTransaction } from './txn-implicit-add.js';
 import { defineHandler } from './types.js';
 
 /**
@@ -73,8 +74,8 @@ export default defineHandler({
       if (!isValidGroupId(request.groupId)) requestError = ErrorCode.INVALID_GROUP_ID;
       else if (!ctx.broker.coordination.owns(request.groupId)) requestError = ErrorCode.NOT_COORDINATOR;
       if (requestError === ErrorCode.NONE && ctx.apiVersion >= 5 && request.transactionalId !== '') {
-        // Through the coordinator's queue, after the producer's earlier requests; the verification below then passes.
-        requestError = verificationError(await transactions.addOffsets(request.transactionalId, request.producerId, request.producerEpoch, request.groupId), ctx.apiVersion);
+        // Through the transaction coordinator's queue (here or on another broker), after the producer's earlier requests; the verification below then passes.
+        requestError = verificationError(await addOffsetsToTransaction(ctx, request.transactionalId, request.producerId, request.producerEpoch, request.groupId), ctx.apiVersion);
       }
       if (requestError === ErrorCode.NONE)
         requestError = verificationError(await transactions.verifyOffsetCommit(request.transactionalId, request.producerId, request.producerEpoch, request.groupId), ctx.apiVersion);

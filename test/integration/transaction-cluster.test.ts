@@ -6,17 +6,20 @@
 // transaction, is checked against the stored state, so its records and its
 // offsets (committed through a third broker) commit together; a
 // read_committed fetch through the leader (the only broker serving fetches)
-// stops at an open transaction another broker coordinates; and after kill -9 of a coordinator the next holder completes
+// stops at an open transaction another broker coordinates; under transactions
+// version 2 (finalized in the cluster) the leader adds the partition, and the
+// group's coordinator the group, at the transaction's coordinator on another
+// broker, whose checks fence a zombie; and after kill -9 of a coordinator the next holder completes
 // the commit it died in and aborts, at its timeout, the transaction it left
 // open, while a kafkajs producer with the same transactional id carries on.
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COORDINATOR_SLOTS, slotOf } from '../../src/coordinator/coordination.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
-import { AddOffsetsToTxnApi, DescribeTransactionsApi, InitProducerIdApi, ListTransactionsApi, OffsetFetchApi, TxnOffsetCommitApi } from '../../src/protocol/messages/index.js';
+import { AddOffsetsToTxnApi, ApiVersionsApi, DescribeTransactionsApi, InitProducerIdApi, ListTransactionsApi, OffsetFetchApi, TxnOffsetCommitApi } from '../../src/protocol/messages/index.js';
 import { BrokerCluster } from '../support/broker-cluster.js';
 import { leadersOf, until } from '../support/cluster.js';
-import { addPartitions, createTopic, endTxn, fetch, init, produce, visible } from '../support/txn-wire.js';
+import { addPartitions, createTopic, endTxn, endTxnBumpingEpoch, fetch, init, produce, visible } from '../support/txn-wire.js';
 
 const READ_COMMITTED = 1;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -188,6 +191,69 @@ describe('three brokers on one schema', () => {
     await until('the abort marker reaches the leader', async () => (aborted = await fetch(leader, topic, READ_COMMITTED)).lastStableOffset === 3n);
     expect(aborted.errorCode).toBe(ErrorCode.NONE);
     expect(visible(aborted)).toEqual([]);
+  });
+
+  it('serve transactions version 2 when the partition leader, the transaction coordinator and the group coordinator are three brokers', async () => {
+    // Finalized in the cluster: Kafka 4 clients switch to it.
+    const features = await client(1).request(ApiVersionsApi, 3, { clientSoftwareName: 'test', clientSoftwareVersion: '1' });
+    expect(features.finalizedFeatures.find((f) => f.name === 'transaction.version')).toMatchObject({ minVersionLevel: 2, maxVersionLevel: 2 });
+
+    const answer = await leaseHolders([1, 2, 3]);
+    const [topic, input] = ['cluster-tv2-out', 'cluster-tv2-in'];
+    await createTopic(client(1), topic);
+    await createTopic(client(1), input);
+    const leaderNode = await leaderOf(topic);
+    const [txnNode, groupNode] = others(leaderNode) as [number, number];
+    const [leader, coordinator, groupCoordinator] = [client(leaderNode), client(txnNode), client(groupNode)];
+    const groupId = cluster.keyOn(answer, groupNode);
+    const p = await init(coordinator, cluster.keyOn(answer, txnNode));
+    const zombie = { ...p };
+
+    // No AddPartitionsToTxn: the leader adds the partition at the coordinator, another broker.
+    expect((await produce(leader, p, topic, ['c1', 'c2'], { version: 12 })).errorCode).toBe(ErrorCode.NONE);
+    expect((await produce(leader, p, topic, ['c3'], { version: 12 })).errorCode).toBe(ErrorCode.NONE);
+    expect((await coordinator.request(DescribeTransactionsApi, 0, { transactionalIds: [p.transactionalId] })).transactionStates[0]).toMatchObject({
+      transactionState: 'Ongoing',
+      topics: [{ topic, partitions: [0] }],
+    });
+    // No AddOffsetsToTxn: TxnOffsetCommit v5 through the group's coordinator, a third broker, adds the group.
+    const commitOffsets = async (producer: typeof p, offset: bigint) =>
+      (
+        await groupCoordinator.request(TxnOffsetCommitApi, 5, {
+          transactionalId: producer.transactionalId,
+          groupId,
+          producerId: producer.producerId,
+          producerEpoch: producer.producerEpoch,
+          generationId: -1,
+          memberId: '',
+          groupInstanceId: null,
+          topics: [{ name: input, partitions: [{ partitionIndex: 0, committedOffset: offset, committedLeaderEpoch: -1, committedMetadata: null }] }],
+        })
+      ).topics[0]!.partitions[0]!.errorCode;
+    expect(await commitOffsets(p, 3n)).toBe(ErrorCode.NONE);
+    const readable = await fetch(leader, topic, READ_COMMITTED);
+    expect(readable).toMatchObject({ highWatermark: 3n, lastStableOffset: 0n });
+
+    expect(await endTxnBumpingEpoch(coordinator, p, true)).toBe(ErrorCode.NONE);
+    expect(p.producerEpoch).toBe(zombie.producerEpoch + 1);
+    await expectVisibleAtLeader(topic, ['c1', 'c2', 'c3']);
+    const offsetFetch = async () => (await groupCoordinator.request(OffsetFetchApi, 7, { groupId, topics: [{ name: input, partitionIndexes: [0] }], requireStable: true })).topics[0]!.partitions[0]!;
+    expect(await offsetFetch()).toMatchObject({ errorCode: ErrorCode.NONE, committedOffset: 3n });
+
+    // The next transaction, at the epoch the commit named, is aborted: its records and its offsets never show.
+    expect((await produce(leader, p, topic, ['a1'], { version: 12 })).errorCode).toBe(ErrorCode.NONE);
+    expect(await commitOffsets(p, 4n)).toBe(ErrorCode.NONE);
+    expect(await endTxnBumpingEpoch(coordinator, p, false)).toBe(ErrorCode.NONE);
+    let aborted = await fetch(leader, topic, READ_COMMITTED);
+    await until('the abort marker reaches the leader', async () => (aborted = await fetch(leader, topic, READ_COMMITTED)).lastStableOffset === 6n);
+    expect(visible(aborted)).toEqual(['c1', 'c2', 'c3']);
+    expect(await offsetFetch()).toMatchObject({ errorCode: ErrorCode.NONE, committedOffset: 3n });
+
+    // A zombie of the first epoch is fenced by the coordinator through the leader, and its batch is not appended.
+    expect((await produce(leader, zombie, topic, ['zombie'], { version: 12 })).errorCode).toBe(ErrorCode.INVALID_PRODUCER_EPOCH);
+    expect(await commitOffsets(zombie, 9n)).toBe(ErrorCode.INVALID_PRODUCER_EPOCH);
+    expect((await fetch(leader, topic, READ_COMMITTED)).highWatermark).toBe(6n);
+    expect(await offsetFetch()).toMatchObject({ errorCode: ErrorCode.NONE, committedOffset: 3n });
   });
 
   it(

@@ -4,7 +4,7 @@
 import { expect } from 'vitest';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { AddPartitionsToTxnApi, CreateTopicsApi, EndTxnApi, FetchApi, InitProducerIdApi, ListOffsetsApi, ProduceApi } from '../../src/protocol/messages/index.js';
-import { buildBatch, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
+import { batchLastOffset, buildBatch, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
 import type { RawClient } from './raw-client.js';
 
 export interface Producer {
@@ -63,6 +63,13 @@ export async function endTxn(c: RawClient, p: Producer, committed: boolean, vers
   return (await c.request(EndTxnApi, version, { transactionalId: p.transactionalId, producerId: p.producerId, producerEpoch: p.producerEpoch, committed })).errorCode;
 }
 
+/** EndTxn v5 (transactions version 2); on success the producer goes on with the epoch (and producer id) the answer names, from sequence 0, as the Java client does. */
+export async function endTxnBumpingEpoch(c: RawClient, p: Producer, committed: boolean) {
+  const res = await c.request(EndTxnApi, 5, { transactionalId: p.transactionalId, producerId: p.producerId, producerEpoch: p.producerEpoch, committed });
+  if (res.errorCode === ErrorCode.NONE) Object.assign(p, { producerId: res.producerId, producerEpoch: res.producerEpoch, sequence: 0 });
+  return res.errorCode;
+}
+
 export async function fetch(c: RawClient, topic: string, isolationLevel: number, fetchOffset = 0n, maxWaitMs = 0) {
   const res = await c.request(FetchApi, 11, {
     replicaId: -1,
@@ -77,19 +84,23 @@ export async function fetch(c: RawClient, topic: string, isolationLevel: number,
   return res.responses[0]!.partitions[0]!;
 }
 
-/** What a read_committed consumer keeps: data records, minus control batches and the aborted transactions' records. */
+/**
+ * What a read_committed consumer keeps, as Kafka's consumer reads it: data records, minus control batches and the
+ * aborted transactions' records (an aborted transaction counts from its first offset to its producer's next marker).
+ */
 export function visible(part: Awaited<ReturnType<typeof fetch>>): string[] {
   const records = part.records as Buffer | Buffer[] | null;
   const buf = Array.isArray(records) ? Buffer.concat(records) : (records ?? Buffer.alloc(0));
-  const aborted = new Map((part.abortedTransactions ?? []).map((a) => [a.producerId, a.firstOffset]));
+  const upcoming = [...(part.abortedTransactions ?? [])].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0));
+  const aborting = new Set<bigint>();
   const out: string[] = [];
   for (const h of parseBatches(buf, { mode: 'log' }).batches) {
+    while (upcoming.length > 0 && upcoming[0]!.firstOffset <= batchLastOffset(h)) aborting.add(upcoming.shift()!.producerId);
     if (h.isControl) {
-      aborted.delete(h.producerId);
+      aborting.delete(h.producerId);
       continue;
     }
-    const start = aborted.get(h.producerId);
-    if (h.isTransactional && start !== undefined && start <= h.baseOffset) continue;
+    if (h.isTransactional && aborting.has(h.producerId)) continue;
     out.push(...decodeRecords(buf, h).records.map((r) => r.value!.toString()));
   }
   return out;
