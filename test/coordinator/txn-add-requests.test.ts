@@ -4,6 +4,7 @@
 // coordinator's own checks decide; large adds are split to fit PostgreSQL's
 // NOTIFY payload; an answer that never comes is NETWORK_EXCEPTION.
 import { describe, expect, it } from 'vitest';
+import { COORDINATOR_SLOTS } from '../../src/coordinator/coordination.js';
 import { TransactionCoordinator } from '../../src/coordinator/transaction-coordinator.js';
 import { TxnAddRequests } from '../../src/coordinator/txn-add-requests.js';
 import { TopicManager } from '../../src/log/topic-manager.js';
@@ -22,8 +23,17 @@ async function setup() {
   const clock = new FakeClock();
   const db = new MemoryDatabase(clock);
   const topics = new TopicManager(new MemoryTopicStore(db), { numPartitions: 1, autoCreateTopicsEnable: false }, { generation: 0, synonyms: () => [] });
-  const coordinator = new TransactionCoordinator({ store: new MemoryTransactionStore(db), producerIds: new MemoryProducerIds(db), markers: new RecordingMarkers(), topics, log, clock });
-  await coordinator.load();
+  const coordinator = new TransactionCoordinator({
+    store: new MemoryTransactionStore(db),
+    producerIds: new MemoryProducerIds(db),
+    markers: new RecordingMarkers(),
+    topics,
+    log,
+    clock,
+    instanceId: 'a',
+  });
+  // Every slot's lease, as Coordination hands them over: slot → lease epoch.
+  await coordinator.acquire(new Map(Array.from({ length: COORDINATOR_SLOTS }, (_, slot) => [slot, db.leaseSlot(slot, 'a', Infinity).epoch])));
   const sent: string[] = [];
   const bus = { deliver: true };
   const brokers: TxnAddRequests[] = [];
