@@ -12,7 +12,7 @@ import { dataset, toJson } from './support/records.js';
 
 let broker: TestBroker;
 let res: JavaResults;
-const MEMBERS = 12;
+const MEMBERS = 30;
 
 const create = (topics: [string, number][]): JavaOp => ({ id: 'create', op: 'createTopics', topics: topics.map(([name, partitions]) => ({ name, partitions, configs: {} })) });
 
