@@ -58,6 +58,7 @@ function writerFor() {
     log: createLogger('silent'),
     onCommitted: () => {},
     onUnseenAppends: (p) => unseen.push(p),
+    othersAppend: () => false,
   });
   const queue = new AppendQueue({ bounds: DEFAULT_APPEND_QUEUE_BOUNDS, statements, flush: (p, items) => writer.flush(p, items) });
   const p = new PartitionLog('t', 0);

@@ -4,7 +4,7 @@
 import { expect } from 'vitest';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { AddPartitionsToTxnApi, CreateTopicsApi, EndTxnApi, FetchApi, InitProducerIdApi, ListOffsetsApi, ProduceApi } from '../../src/protocol/messages/index.js';
-import { buildBatch, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
+import { buildBatch, CONTROL_TYPE_ABORT, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
 import type { RawClient } from './raw-client.js';
 
 export interface Producer {
@@ -77,19 +77,23 @@ export async function fetch(c: RawClient, topic: string, isolationLevel: number,
   return res.responses[0]!.partitions[0]!;
 }
 
-/** What a read_committed consumer keeps: data records, minus control batches and the aborted transactions' records. */
+/**
+ * What a read_committed consumer keeps, as the Java consumer filters: a producer's batches are dropped from the
+ * first offset of one of its aborted transactions up to its ABORT marker; control batches are never records.
+ */
 export function visible(part: Awaited<ReturnType<typeof fetch>>): string[] {
   const records = part.records as Buffer | Buffer[] | null;
   const buf = Array.isArray(records) ? Buffer.concat(records) : (records ?? Buffer.alloc(0));
-  const aborted = new Map((part.abortedTransactions ?? []).map((a) => [a.producerId, a.firstOffset]));
+  const pending = [...(part.abortedTransactions ?? [])].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0));
+  const aborting = new Set<bigint>();
   const out: string[] = [];
   for (const h of parseBatches(buf, { mode: 'log' }).batches) {
+    while (pending.length > 0 && pending[0]!.firstOffset <= h.baseOffset + BigInt(h.lastOffsetDelta)) aborting.add(pending.shift()!.producerId);
     if (h.isControl) {
-      aborted.delete(h.producerId);
+      if (decodeRecords(buf, h).records[0]?.key?.readInt16BE(2) === CONTROL_TYPE_ABORT) aborting.delete(h.producerId);
       continue;
     }
-    const start = aborted.get(h.producerId);
-    if (h.isTransactional && start !== undefined && start <= h.baseOffset) continue;
+    if (h.isTransactional && aborting.has(h.producerId)) continue;
     out.push(...decodeRecords(buf, h).records.map((r) => r.value!.toString()));
   }
   return out;
