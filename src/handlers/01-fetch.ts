@@ -24,6 +24,7 @@ import { FetchApi, type FetchRequest, type FetchResponse } from '../protocol/mes
 import { downConvert } from '../protocol/records/index.js';
 import type { FetchContext, FetchPartition, PartitionResult } from '../log/fetch-sessions.js';
 import type { PartitionLog } from '../log/partition-log.js';
+import { READ_COMMITTED } from '../log/log-manager.js';
 import type { Topic } from '../log/topic-manager.js';
 import { AclOperation, ResourceType, allowed } from './authorization.js';
 import { currentLeader, leaderEndpoints, leadsPartition, type CurrentLeader } from './partition-leader.js';
@@ -98,6 +99,16 @@ async function resolveTargets(ctx: RequestContext, partitions: readonly FetchPar
     targets.push({ fetch, partition, topic: log ? topic : null, log, errorCode, ...leader });
   }
   return targets;
+}
+
+/** read_committed: each partition's last stable offset caught up with markers other brokers wrote before the request came (LogManager.catchUpLastStableOffset). */
+async function catchUpLastStableOffsets(ctx: RequestContext, targets: readonly Target[]): Promise<void> {
+  const waits: Promise<void>[] = [];
+  for (const t of targets) {
+    const wait = t.log && t.errorCode === ErrorCode.NONE ? ctx.broker.logs.catchUpLastStableOffset(t.log) : undefined;
+    if (wait) waits.push(wait);
+  }
+  if (waits.length > 0) await Promise.all(waits);
 }
 
 /** One pass over every partition: reads what is there now within the byte limits. */
@@ -239,6 +250,7 @@ export default defineHandler({
       forgotten: request.forgottenTopicsData.flatMap((t) => t.partitions.map((partition) => ({ topic: t.topic, topicId: t.topicId, partition }))),
     });
     const targets = await resolveTargets(ctx, context.partitions);
+    if (request.isolationLevel === READ_COMMITTED) await catchUpLastStableOffsets(ctx, targets);
     const deadline = Date.now() + Math.min(Math.max(request.maxWaitMs, 0), ctx.broker.config.fetchMaxWaitMsCap);
     for (;;) {
       const logs = targets.flatMap((t) => (t.log ? [t.log] : []));

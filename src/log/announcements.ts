@@ -44,6 +44,11 @@ export class Announcements {
     this.othersListening = present;
   }
 
+  /** Whether other broker processes share the database: they may append to a partition this one leads (transaction markers, the outbox relay). */
+  get othersPresent(): boolean {
+    return this.othersListening;
+  }
+
   /** After a commit: tells the other brokers, if any. */
   committed(p: PartitionLog): void {
     if (this.othersListening) this.send(p);

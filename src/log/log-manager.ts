@@ -14,10 +14,10 @@ import type { Appended, BatchToAppend, LogStartChange } from '../storage/log-typ
 import type { LogStorage, PartitionStorage, ProducerStorage } from './log-storage.js';
 import { Announcements, type Announcer } from './announcements.js';
 import { AppendQueue, type AppendQueueBounds } from './append-queue.js';
-import { LogReader, READ_UNCOMMITTED, type ReadResult } from './log-reader.js';
+import { LogReader, READ_COMMITTED, READ_UNCOMMITTED, type ReadResult } from './log-reader.js';
 import { LogStartMover } from './log-start.js';
 import { waitForAppend } from './long-poll.js';
-import { legacyOffsetsBefore, offsetForTimestamp, type OffsetLookup } from './offset-lookup.js';
+import { LATEST_TIMESTAMP, legacyOffsetsBefore, offsetForTimestamp, type OffsetLookup } from './offset-lookup.js';
 import type { AppendResult, IncomingBatch, PartitionLog } from './partition-log.js';
 import { Partitions } from './partitions.js';
 import { cachedCopy, PartitionWriter } from './partition-writer.js';
@@ -57,8 +57,8 @@ export class LogManager {
   private readonly logStart: LogStartMover;
   private readonly readAhead: ReadAhead;
   private readonly reader: LogReader;
-  /** Partitions whose read-back is queued and not yet started. */
-  private readonly readBackQueued = new Set<PartitionLog>();
+  /** Partitions whose read-back is queued and not yet started, with the promise of its landing. */
+  private readonly readBackQueued = new Map<PartitionLog, Promise<void>>();
 
   constructor(options: LogManagerOptions) {
     this.o = options;
@@ -73,6 +73,7 @@ export class LogManager {
       log,
       onCommitted: (p) => this.announcements.committed(p),
       onUnseenAppends: (p) => this.readBackLater(p),
+      othersAppend: () => this.announcements.othersPresent,
     });
     this.queue = new AppendQueue({ bounds: options.appendQueue, statements: store, flush: (p, items) => this.writer.flush(p, items) });
     this.readAhead = new ReadAhead(options.readAheadMaxBytes, undefined, clock);
@@ -97,12 +98,39 @@ export class LogManager {
    * changes it meanwhile), once however often this is asked before it starts.
    */
   private readBackLater(p: PartitionLog): void {
-    if (this.readBackQueued.has(p)) return;
-    this.readBackQueued.add(p);
-    this.queue.between(p, () => {
+    void this.readBack(p);
+  }
+
+  /** Reads the partition back between two of its flushes; a read-back queued and not yet started is shared, as its snapshot is taken after now. Never rejects. */
+  private readBack(p: PartitionLog): Promise<void> {
+    const queued = this.readBackQueued.get(p);
+    if (queued) return queued;
+    let landed = () => {};
+    const promise = new Promise<void>((resolve) => (landed = resolve));
+    // Recorded before it is queued: an idle queue starts it at once, and it must find itself to forget.
+    this.readBackQueued.set(p, promise);
+    this.queue.between(p, async () => {
       this.readBackQueued.delete(p);
-      return this.partitions.readBack(p);
+      await this.partitions.readBack(p);
+      landed();
     });
+    return promise;
+  }
+
+  /**
+   * read_committed requests (Fetch, ListOffsets at isolation level 1) call
+   * this once on arrival. A transaction open here may have been ended by
+   * another broker, its coordinator, whose marker this one hears of only by
+   * NOTIFY, a few milliseconds after EndTxn answered; a client that saw
+   * EndTxn answer is owed the outcome. So while other brokers share the
+   * database and an open transaction holds the last stable offset back, the
+   * partition is read back first (one query, shared by the requests that
+   * arrive before it starts). Undefined when there is nothing to wait for,
+   * as always for a broker alone.
+   */
+  catchUpLastStableOffset(p: PartitionLog): Promise<void> | undefined {
+    if (!this.announcements.othersPresent || p.lastStableOffset >= p.highWatermark) return undefined;
+    return this.readBack(p);
   }
 
   /** Told how long each flush's PostgreSQL statement took, in seconds (the produce metrics). */
@@ -148,13 +176,7 @@ export class LogManager {
    */
   takeLeadership(p: PartitionLog): Promise<void> {
     p.markProducersStale();
-    return new Promise((resolve) =>
-      this.queue.between(p, async () => {
-        this.readBackQueued.delete(p);
-        await this.partitions.readBack(p);
-        resolve();
-      }),
-    );
+    return this.readBack(p);
   }
 
   /** Resolves once every append queued for the partition so far has committed or failed (a partition handed over waits for it). */
@@ -249,7 +271,8 @@ export class LogManager {
   }
 
   /** ListOffsets: the offset for a timestamp or one of the special timestamps. */
-  offsetForTimestamp(p: PartitionLog, timestamp: bigint, isolationLevel = READ_UNCOMMITTED): Promise<OffsetLookup> {
+  async offsetForTimestamp(p: PartitionLog, timestamp: bigint, isolationLevel = READ_UNCOMMITTED): Promise<OffsetLookup> {
+    if (isolationLevel === READ_COMMITTED && timestamp === LATEST_TIMESTAMP) await this.catchUpLastStableOffset(p);
     return offsetForTimestamp(this.o.store, p, timestamp, isolationLevel);
   }
 

@@ -27,6 +27,8 @@ export interface PartitionWriterOptions {
   onCommitted: (p: PartitionLog) => void;
   /** Called when a commit shows appends of another broker that this one has not seen (the partition's state is read back). */
   onUnseenAppends: (p: PartitionLog) => void;
+  /** Whether other brokers share the database, and so may have ended a transaction this one still holds open (a marker not heard of yet). */
+  othersAppend: () => boolean;
 }
 
 export class PartitionWriter {
@@ -56,13 +58,17 @@ export class PartitionWriter {
     const rows: BatchToAppend[] = [];
     const firstRelative: bigint[] = [];
     const txn: TxnChanges = { opened: [], ended: [] };
+    // A producer's transaction held open here may have been ended by another broker's marker this one has not
+    // heard of yet, and its next batch then opens a new one: with other brokers about, every transactional batch
+    // records its transaction as opened, and PostgreSQL keeps the first offset of one still open (ON CONFLICT).
+    const mayBeStale = this.o.othersAppend();
     let relative = 0n;
     for (const item of items) {
       firstRelative.push(relative);
       for (const { data, header, marker } of item.batches) {
         if (header.isTransactional && header.producerId >= 0n) {
           if (marker) txn.ended.push({ producerId: header.producerId, relativeOffset: relative, commit: marker.commit });
-          else if (!p.hasOpenTxn(header.producerId) && !txn.opened.some((t) => t.producerId === header.producerId)) {
+          else if ((mayBeStale || !p.hasOpenTxn(header.producerId)) && !txn.opened.some((t) => t.producerId === header.producerId)) {
             txn.opened.push({ producerId: header.producerId, relativeOffset: relative });
           }
         }

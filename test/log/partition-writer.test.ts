@@ -1,7 +1,8 @@
 // One partition's flushes without PostgreSQL: the producers' sequence checks
 // (duplicates, gaps, producer.id.expiration.ms on a fake clock) and what a
 // commit that lands past the log end this broker knew (another broker
-// appended in between) does to the partition's write-side state.
+// appended in between) does to the partition's write-side state, and how a
+// transactional batch is recorded while other brokers share the log.
 import { describe, expect, it } from 'vitest';
 import { AppendQueue, DEFAULT_APPEND_QUEUE_BOUNDS, type AppendStatements } from '../../src/log/append-queue.js';
 import { AppendError } from '../../src/log/append-error.js';
@@ -12,7 +13,7 @@ import { TailCache } from '../../src/log/tail-cache.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { buildBatch, readBatchHeaderAt } from '../../src/protocol/records/index.js';
-import type { Appended, StoreAppend } from '../../src/storage/pg/log-store.js';
+import type { Appended, StoreAppend, TxnChanges } from '../../src/storage/pg/log-store.js';
 import type { StoredProducerBatch } from '../../src/storage/pg/producer-store.js';
 import { FakeClock } from '../support/fake-clock.js';
 
@@ -20,17 +21,20 @@ import { FakeClock } from '../support/fake-clock.js';
 class MemoryStatements implements AppendStatements {
   end = 0n;
   statements = 0;
+  /** The producers each statement recorded as opening a transaction. */
+  opened: bigint[] = [];
   otherBroker(offsets: bigint): void {
     this.end += offsets;
   }
-  append(_t: string, _p: number, offsetCount: bigint): Promise<Appended | null> {
+  append(_t: string, _p: number, offsetCount: bigint, _batches: unknown, txn: TxnChanges | null = null): Promise<Appended | null> {
     this.statements++;
+    for (const t of txn?.opened ?? []) this.opened.push(t.producerId);
     const base = this.end;
     this.end += offsetCount;
     return Promise.resolve({ baseOffset: base, highWatermark: this.end, logStartOffset: 0n });
   }
   appendMany(appends: readonly StoreAppend[]): Promise<(Appended | null | Error)[]> {
-    return Promise.all(appends.map((a) => this.append(a.topicId, a.partition, a.offsetCount)));
+    return Promise.all(appends.map((a) => this.append(a.topicId, a.partition, a.offsetCount, a.batches)));
   }
 }
 
@@ -45,7 +49,7 @@ class StoredProducers implements ProducerBatches {
 
 const EXPIRATION_MS = 60_000;
 
-function writerFor() {
+function writerFor(othersAppend = false) {
   const clock = new FakeClock();
   const statements = new MemoryStatements();
   const producers = new StoredProducers();
@@ -58,12 +62,13 @@ function writerFor() {
     log: createLogger('silent'),
     onCommitted: () => {},
     onUnseenAppends: (p) => unseen.push(p),
+    othersAppend: () => othersAppend,
   });
   const queue = new AppendQueue({ bounds: DEFAULT_APPEND_QUEUE_BOUNDS, statements, flush: (p, items) => writer.flush(p, items) });
   const p = new PartitionLog('t', 0);
   p.applySnapshot({ highWatermark: 0n, logStartOffset: 0n, leaderEpoch: 0, openTxns: new Map(), hasAbortedTxns: false }, p.txnVersion);
-  const produce = (baseSequence: number, records = 1, producerId = 7n) => {
-    const data = buildBatch({ producerId, producerEpoch: 0, baseSequence, records: Array.from({ length: records }, () => ({ key: null, value: Buffer.from('v') })) });
+  const produce = (baseSequence: number, records = 1, producerId = 7n, isTransactional = false) => {
+    const data = buildBatch({ producerId, producerEpoch: 0, baseSequence, isTransactional, records: Array.from({ length: records }, () => ({ key: null, value: Buffer.from('v') })) });
     return queue.enqueue(p, [{ data, header: readBatchHeaderAt(data, 0)! }]);
   };
   return { clock, statements, producers, unseen, p, produce };
@@ -83,6 +88,15 @@ describe('partition writer', () => {
     expect(await errorOf(produce(5))).toBe(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER);
     expect(statements.statements).toBe(1);
     expect((await produce(2)).baseOffset).toBe(2n);
+  });
+
+  it('records each transactional batch as opening its transaction while other brokers share the log (a marker of theirs may have ended the one held open here)', async () => {
+    for (const others of [false, true]) {
+      const { statements, produce } = writerFor(others);
+      await produce(0, 1, 7n, true);
+      await produce(1, 1, 7n, true);
+      expect(statements.opened).toEqual(others ? [7n, 7n] : [7n]);
+    }
   });
 
   it("forgets a producer's state producer.id.expiration.ms after its last append, on the broker's clock", async () => {

@@ -4,7 +4,7 @@
 import { expect } from 'vitest';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import { AddPartitionsToTxnApi, CreateTopicsApi, EndTxnApi, FetchApi, InitProducerIdApi, ListOffsetsApi, ProduceApi } from '../../src/protocol/messages/index.js';
-import { batchLastOffset, buildBatch, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
+import { buildBatch, CONTROL_TYPE_ABORT, decodeRecords, parseBatches } from '../../src/protocol/records/index.js';
 import type { RawClient } from './raw-client.js';
 
 export interface Producer {
@@ -85,19 +85,19 @@ export async function fetch(c: RawClient, topic: string, isolationLevel: number,
 }
 
 /**
- * What a read_committed consumer keeps, as Kafka's consumer reads it: data records, minus control batches and the
- * aborted transactions' records (an aborted transaction counts from its first offset to its producer's next marker).
+ * What a read_committed consumer keeps, as the Java consumer filters: a producer's batches are dropped from the
+ * first offset of one of its aborted transactions up to its ABORT marker; control batches are never records.
  */
 export function visible(part: Awaited<ReturnType<typeof fetch>>): string[] {
   const records = part.records as Buffer | Buffer[] | null;
   const buf = Array.isArray(records) ? Buffer.concat(records) : (records ?? Buffer.alloc(0));
-  const upcoming = [...(part.abortedTransactions ?? [])].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0));
+  const pending = [...(part.abortedTransactions ?? [])].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0));
   const aborting = new Set<bigint>();
   const out: string[] = [];
   for (const h of parseBatches(buf, { mode: 'log' }).batches) {
-    while (upcoming.length > 0 && upcoming[0]!.firstOffset <= batchLastOffset(h)) aborting.add(upcoming.shift()!.producerId);
+    while (pending.length > 0 && pending[0]!.firstOffset <= h.baseOffset + BigInt(h.lastOffsetDelta)) aborting.add(pending.shift()!.producerId);
     if (h.isControl) {
-      aborting.delete(h.producerId);
+      if (decodeRecords(buf, h).records[0]?.key?.readInt16BE(2) === CONTROL_TYPE_ABORT) aborting.delete(h.producerId);
       continue;
     }
     if (h.isTransactional && aborting.has(h.producerId)) continue;
