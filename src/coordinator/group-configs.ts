@@ -183,6 +183,17 @@ export class GroupConfigs {
     return this.configs.get(groupId) ?? {};
   }
 
+  /** The groups with configs set, existing or not (Kafka's GroupConfigManager.groupIds): the GROUP resources ListConfigResources lists. */
+  groupIds(): string[] {
+    return [...this.configs.keys()];
+  }
+
+  /** A group left with no configs is forgotten, as Kafka's GroupConfigManager forgets it. */
+  private remember(groupId: string, configs: Record<string, string>): void {
+    if (Object.keys(configs).length === 0) this.configs.delete(groupId);
+    else this.configs.set(groupId, configs);
+  }
+
   /** The broker-side synonyms of a group config, highest first, ending in Kafka's default when the broker lists none. */
   private brokerSynonyms(def: GroupConfigDef): Synonym[] {
     const name = def.brokerSynonym ?? def.name;
@@ -256,15 +267,12 @@ export class GroupConfigs {
     };
     if (validateOnly || !this.store) {
       const next = change(this.setOn(groupId));
-      if (next && !validateOnly) this.configs.set(groupId, next);
+      if (next && !validateOnly) this.remember(groupId, next);
       return outcome;
     }
     let stored: Record<string, string> | null = null;
     await this.store.update(groupId, (current) => (stored = change(current)));
-    if (stored !== null) {
-      if (Object.keys(stored).length === 0) this.configs.delete(groupId);
-      else this.configs.set(groupId, stored);
-    }
+    if (stored !== null) this.remember(groupId, stored);
     return outcome;
   }
 
