@@ -59,6 +59,19 @@ describe('group configs', () => {
     expect(configs.describe('g', { names: null, includeSynonyms: false, includeDocumentation: false })).toHaveLength(17);
   });
 
+  it('lists the groups with configs set; a group whose configs are all removed is forgotten', async () => {
+    for (const store of [undefined, new MemoryGroupConfigStore(new MemoryDatabase())]) {
+      const configs = new GroupConfigs(bounds, noBrokerSynonyms, store);
+      await configs.alter('a', { replace: { 'consumer.session.timeout.ms': '50000' } }, false);
+      await configs.alter('b', { ops: [set('consumer.heartbeat.interval.ms', '6000')] }, false);
+      await configs.alter('c', { replace: { 'consumer.session.timeout.ms': '50000' } }, true);
+      expect(configs.groupIds().sort()).toEqual(['a', 'b']);
+      await configs.alter('a', { replace: {} }, false);
+      await configs.alter('b', { ops: [{ name: 'consumer.heartbeat.interval.ms', configOperation: 1, value: null }] }, false);
+      expect(configs.groupIds()).toEqual([]);
+    }
+  });
+
   it("a value set before the broker's bounds narrowed is used within them (GroupConfig.evaluate)", async () => {
     const db = new MemoryDatabase();
     await new GroupConfigs(bounds, noBrokerSynonyms, new MemoryGroupConfigStore(db)).alter('g', { replace: { 'consumer.session.timeout.ms': '60000' } }, false);
