@@ -23,6 +23,7 @@ import {
   type DescribeOptions,
   type Synonym,
 } from '../log/config-values.js';
+import { LogCode } from '../observability/log-codes.js';
 import type { Logger } from '../observability/logger.js';
 
 /** What group configs need from storage. */
@@ -175,7 +176,7 @@ export class GroupConfigs {
 
   /** Another broker changed a group's configs (NOTIFY), or notifications may have been missed. */
   reload(): void {
-    this.load().catch((err: Error) => this.log?.warn({ err: err.message }, 'reloading group configs failed'));
+    this.load().catch((err: Error) => this.log?.warn({ err: err.message, code: LogCode.GROUP_CONFIGS_RELOAD_FAILED }, 'reloading group configs failed'));
   }
 
   /** The configs set on the group (none: {}). */
