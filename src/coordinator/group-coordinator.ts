@@ -657,7 +657,7 @@ export class GroupCoordinator implements SlotOwner {
         .then((n) => {
           if (n > 0) this.log.info({ offsets: n }, 'expired committed offsets (offsets.retention.minutes)');
         })
-        .catch((err: Error) => this.log.warn({ err: err.message }, 'offset expiry failed'))
+        .catch((err: Error) => this.log.warn({ err: err.message, code: LogCode.OFFSET_EXPIRY_FAILED }, 'offset expiry failed'))
         .finally(() => {
           if (this.expiryTimer) this.scheduleExpiry();
         });

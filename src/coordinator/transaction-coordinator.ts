@@ -579,7 +579,7 @@ export class TransactionCoordinator implements SlotOwner {
           this.txns.delete(meta.transactionalId);
           if (this.byProducerId.get(meta.producerId) === meta) this.byProducerId.delete(meta.producerId);
           this.log.info({ transactionalId: meta.transactionalId }, 'transactional id expired');
-        }).catch((err: Error) => this.log.warn({ err: err.message, transactionalId: meta.transactionalId }, 'expiring a transactional id failed'));
+        }).catch((err: Error) => this.log.warn({ err: err.message, transactionalId: meta.transactionalId, code: LogCode.TXN_ID_EXPIRY_FAILED }, 'expiring a transactional id failed'));
         continue;
       }
       const expired = meta.state === 'Ongoing' && meta.startTimeMs >= 0 && now - meta.startTimeMs > meta.timeoutMs;
