@@ -9,10 +9,10 @@
 // subscriptions: none), BROKER_LOGGER and BROKER (the live brokers with the
 // request's listener), TOPIC (every topic, __consumer_offsets once it exists).
 // Authorization, as Kafka: DESCRIBE_CONFIGS on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
-import { CONSUMER_OFFSETS_TOPIC } from './consumer-offsets.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { ListConfigResourcesApi } from '../protocol/messages/index.js';
 import { AclOperation, clusterAllowed } from './authorization.js';
+import { CONSUMER_OFFSETS_TOPIC } from './consumer-offsets.js';
 import { defineHandler } from './types.js';
 
 /** ConfigResource.Type ids; CLIENT_METRICS is a type pgkafka lists (empty) but does not describe. */
