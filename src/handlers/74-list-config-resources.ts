@@ -9,14 +9,15 @@
 // subscriptions: none), BROKER_LOGGER and BROKER (the live brokers with the
 // request's listener), TOPIC (every topic, __consumer_offsets once it exists).
 // Authorization, as Kafka: DESCRIBE_CONFIGS on the cluster, else CLUSTER_AUTHORIZATION_FAILED.
+import { ConfigResourceType } from '../log/config-values.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { ListConfigResourcesApi } from '../protocol/messages/index.js';
 import { AclOperation, clusterAllowed } from './authorization.js';
 import { CONSUMER_OFFSETS_TOPIC } from './consumer-offsets.js';
 import { defineHandler } from './types.js';
 
-/** ConfigResource.Type ids; CLIENT_METRICS is a type pgkafka lists (empty) but does not describe. */
-const Type = { TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8, CLIENT_METRICS: 16, GROUP: 32 } as const;
+/** ConfigResource.Type ids: those DescribeConfigs serves, and CLIENT_METRICS, which pgkafka lists (empty) but does not describe. */
+const Type = { ...ConfigResourceType, CLIENT_METRICS: 16 } as const;
 
 /** ListConfigResourcesRequest.supportedResourceTypes. */
 const supportedTypes = (apiVersion: number): number[] => (apiVersion === 0 ? [Type.CLIENT_METRICS] : [Type.TOPIC, Type.BROKER, Type.BROKER_LOGGER, Type.CLIENT_METRICS, Type.GROUP]);
