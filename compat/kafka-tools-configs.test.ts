@@ -4,7 +4,9 @@
 // credentials of users, which then log in through a SASL listener.
 import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IncrementalAlterConfigsApi } from '../src/protocol/messages/index.js';
 import { startTestBroker, type TestBroker } from '../test/support/broker.js';
+import { RawClient } from '../test/support/raw-client.js';
 import { runTool, runToolOk } from './support/kafka-tools.js';
 
 let broker: TestBroker;
@@ -86,6 +88,27 @@ describe('kafka-configs --entity-type brokers', () => {
     const staticOnly = await runTool('kafka-configs', [...bootstrap, ...broker1, '--alter', '--add-config', 'num.partitions=4']);
     expect(staticOnly.code).toBe(1);
     expect(staticOnly.stdout + staticOnly.stderr).toContain('InvalidRequestException: Cannot update these configs dynamically: [num.partitions]');
+  }, 60_000);
+});
+
+describe('kafka-configs --entity-type groups', () => {
+  it('describes a group that has a config and does not exist among the groups, and refuses a group with neither', async () => {
+    // Set through the protocol (a tool run fewer): the tool's own --alter is the topics' path.
+    const client = await RawClient.connect(broker.bootstrap);
+    try {
+      const res = await client.request(IncrementalAlterConfigsApi, 1, {
+        resources: [{ resourceType: 32, resourceName: 'tools-configured-group', configs: [{ name: 'consumer.session.timeout.ms', configOperation: 0, value: '50000' }] }],
+        validateOnly: false,
+      });
+      expect(res.responses[0]!.errorCode).toBe(0);
+    } finally {
+      client.close();
+    }
+    // Without a name, the tool describes the groups ListGroups lists and those ListConfigResources lists (the groups with configs).
+    const all = (await configs('--entity-type', 'groups', '--describe')).stdout;
+    expect(all).toContain('Dynamic configs for group tools-configured-group are:\n');
+    expect(described(all)['consumer.session.timeout.ms']?.value).toBe('50000');
+    expect((await configs('--entity-type', 'groups', '--entity-name', 'tools-no-group', '--describe')).stdout).toBe("The group 'tools-no-group' doesn't exist and doesn't have dynamic config.\n");
   }, 60_000);
 });
 

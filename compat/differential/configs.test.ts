@@ -1,15 +1,17 @@
 // Differential: topic and broker configs — what DescribeConfigs lists (values,
 // sources, synonyms, types, read-only and sensitive flags), what CreateTopics
-// v5+ reports, and what IncrementalAlterConfigs accepts or refuses — sent as
-// the same raw requests to a real Apache Kafka and to pgkafka.
+// v5+ reports, and what IncrementalAlterConfigs accepts or refuses — and the
+// config resources ListConfigResources lists, sent as the same raw requests to
+// a real Apache Kafka and to pgkafka.
 import { describe, it } from 'vitest';
-import { DescribeConfigsApi, IncrementalAlterConfigsApi, MetadataApi } from '../../src/protocol/messages/index.js';
+import { DescribeConfigsApi, IncrementalAlterConfigsApi, ListConfigResourcesApi, MetadataApi, OffsetCommitApi } from '../../src/protocol/messages/index.js';
 import type { RawClient } from '../../test/support/raw-client.js';
-import { createTopics, eventually, expectSame, onBoth, usePair } from '../support/differential.js';
+import { awaitCoordinator, createTopics, eventually, expectSame, onBoth, usePair } from '../support/differential.js';
 
 const pair = usePair();
 const TOPIC = 2;
 const BROKER = 4;
+const GROUP = 32;
 const SET = 0;
 const DELETE = 1;
 const APPEND = 2;
@@ -89,6 +91,52 @@ describe('differential: configs', () => {
         ),
         clusterDefaults: await describeConfigs(c, BROKER, ''),
         topicSeesDefaults: await createTopics(c, [{ name: 'c-defaults', numPartitions: 1 }]).then(() => describeConfigs(c, TOPIC, 'c-defaults', ['retention.ms', 'cleanup.policy'])),
+      };
+    });
+    expectSame(outcome);
+  });
+
+  it('ListConfigResources: the groups with configs set (not the others), then brokers and topics; refused types', async () => {
+    const outcome = await onBoth(pair(), async (connect) => {
+      const c = await connect();
+      const node = String((await c.request(MetadataApi, 12, { topics: [], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false })).brokers[0]!.nodeId);
+      const list = async (version: number, resourceTypes: number[]) => {
+        const res = await c.request(ListConfigResourcesApi, version, { resourceTypes });
+        // Kafka lists a type's resources in no set order; the node id differs between the clusters.
+        const resources = res.configResources
+          .map((r) => ({ resourceType: r.resourceType, resourceName: r.resourceName === node ? '<node>' : r.resourceName }))
+          .sort((a, b) => a.resourceType - b.resourceType || a.resourceName.localeCompare(b.resourceName));
+        return { errorCode: res.errorCode, types: [...new Set(res.configResources.map((r) => r.resourceType))], resources };
+      };
+      await createTopics(c, [{ name: 'c-listed', numPartitions: 1 }]);
+      // A group that exists, with committed offsets, and no configs.
+      await awaitCoordinator(c, ['c-plain']);
+      const committed = await c.request(OffsetCommitApi, 8, {
+        groupId: 'c-plain',
+        generationIdOrMemberEpoch: -1,
+        memberId: '',
+        groupInstanceId: null,
+        topics: [{ name: 'c-listed', partitions: [{ partitionIndex: 0, committedOffset: 0n, committedLeaderEpoch: -1, committedMetadata: null }] }],
+      });
+      const set = [
+        await alter(c, GROUP, 'c-group-a', [{ name: 'consumer.session.timeout.ms', configOperation: SET, value: '50000' }]),
+        await alter(c, GROUP, 'c-group-b', [{ name: 'consumer.heartbeat.interval.ms', configOperation: SET, value: '6000' }]),
+        await alter(c, GROUP, 'c-group-a', [{ name: 'consumer.session.timeout.ms', configOperation: DELETE, value: null }]),
+      ];
+      // Kafka's brokers learn of group configs by replaying the metadata log: read until the last change shows.
+      const groups = await eventually(
+        () => list(1, [GROUP]),
+        (r) => r.resources.length === 1,
+      );
+      return {
+        committed: committed.topics[0]!.partitions[0]!.errorCode,
+        set,
+        groups,
+        everyType: await list(1, []),
+        topicsAndGroups: await list(1, [TOPIC, GROUP]),
+        clientMetrics: await list(1, [16]),
+        v0: await list(0, []),
+        unknownType: await list(1, [GROUP, 1]),
       };
     });
     expectSame(outcome);

@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock, Timer } from '../clock.js';
 import { ErrorCode } from '../protocol/errors.js';
+import { LogCode } from '../observability/log-codes.js';
 import type { StoredConsumerGroup, StoredConsumerMember, StoredPartitionEpochs } from '../storage/pg/group-codec.js';
 import { ASSIGNORS, DEFAULT_ASSIGNOR, type TopicPartitions } from './consumer-assignors.js';
 import {
@@ -265,7 +266,10 @@ export class ConsumerGroup implements Group {
     }
     if (bump) {
       this.groupEpoch += 1;
-      this.log.info({ group: this.groupId, groupEpoch: this.groupEpoch, regexes: [...results.keys()] }, 'bumped the consumer group epoch: regular expressions resolved to other topics');
+      this.log.info(
+        { group: this.groupId, groupEpoch: this.groupEpoch, regexes: [...results.keys()], code: LogCode.GROUP_REGEX_EPOCH_BUMPED },
+        'bumped the consumer group epoch: regular expressions resolved to other topics',
+      );
       this.noteState();
     }
     return bump;

@@ -23,6 +23,7 @@ import {
   type DescribeOptions,
   type Synonym,
 } from '../log/config-values.js';
+import { LogCode } from '../observability/log-codes.js';
 import type { Logger } from '../observability/logger.js';
 
 /** What group configs need from storage. */
@@ -175,12 +176,23 @@ export class GroupConfigs {
 
   /** Another broker changed a group's configs (NOTIFY), or notifications may have been missed. */
   reload(): void {
-    this.load().catch((err: Error) => this.log?.warn({ err: err.message }, 'reloading group configs failed'));
+    this.load().catch((err: Error) => this.log?.warn({ err: err.message, code: LogCode.GROUP_CONFIGS_RELOAD_FAILED }, 'reloading group configs failed'));
   }
 
   /** The configs set on the group (none: {}). */
   setOn(groupId: string): Record<string, string> {
     return this.configs.get(groupId) ?? {};
+  }
+
+  /** The groups with configs set, existing or not (Kafka's GroupConfigManager.groupIds): the GROUP resources ListConfigResources lists. */
+  groupIds(): string[] {
+    return [...this.configs.keys()];
+  }
+
+  /** A group left with no configs is forgotten, as Kafka's GroupConfigManager forgets it. */
+  private remember(groupId: string, configs: Record<string, string>): void {
+    if (Object.keys(configs).length === 0) this.configs.delete(groupId);
+    else this.configs.set(groupId, configs);
   }
 
   /** The broker-side synonyms of a group config, highest first, ending in Kafka's default when the broker lists none. */
@@ -256,15 +268,12 @@ export class GroupConfigs {
     };
     if (validateOnly || !this.store) {
       const next = change(this.setOn(groupId));
-      if (next && !validateOnly) this.configs.set(groupId, next);
+      if (next && !validateOnly) this.remember(groupId, next);
       return outcome;
     }
     let stored: Record<string, string> | null = null;
     await this.store.update(groupId, (current) => (stored = change(current)));
-    if (stored !== null) {
-      if (Object.keys(stored).length === 0) this.configs.delete(groupId);
-      else this.configs.set(groupId, stored);
-    }
+    if (stored !== null) this.remember(groupId, stored);
     return outcome;
   }
 

@@ -423,7 +423,7 @@ export class GroupCoordinator implements SlotOwner {
           version,
           started,
         );
-        this.log.info({ group: group.groupId, topics: topics.length, regexes: due }, 'resolved the regular expressions of a consumer group');
+        this.log.info({ group: group.groupId, topics: topics.length, regexes: due, code: LogCode.GROUP_REGEX_RESOLVED }, 'resolved the regular expressions of a consumer group');
         return this.serially(group.groupId, async () => {
           const image = await this.topicImage([...group.subscribedTopicNames(), ...[...results.values()].flatMap((r) => [...r.topics])]);
           if (this.get(group.groupId) !== group) return;
@@ -431,7 +431,7 @@ export class GroupCoordinator implements SlotOwner {
           await this.persist(group);
         });
       })
-      .catch((err: Error) => this.log.warn({ err: err.message, group: group.groupId }, 'resolving the regular expressions of a consumer group failed'))
+      .catch((err: Error) => this.log.warn({ err: err.message, group: group.groupId, code: LogCode.GROUP_REGEX_RESOLVE_FAILED }, 'resolving the regular expressions of a consumer group failed'))
       .finally(() => group.regexes.endRefresh());
   }
 
@@ -665,7 +665,7 @@ export class GroupCoordinator implements SlotOwner {
         .then((n) => {
           if (n > 0) this.log.info({ offsets: n }, 'expired committed offsets (offsets.retention.minutes)');
         })
-        .catch((err: Error) => this.log.warn({ err: err.message }, 'offset expiry failed'))
+        .catch((err: Error) => this.log.warn({ err: err.message, code: LogCode.OFFSET_EXPIRY_FAILED }, 'offset expiry failed'))
         .finally(() => {
           if (this.expiryTimer) this.scheduleExpiry();
         });

@@ -684,7 +684,7 @@ export class TransactionCoordinator implements SlotOwner {
           this.forget(meta);
           this.log.info({ transactionalId: meta.transactionalId }, 'transactional id expired');
         }).catch((err: Error) => {
-          if (!(err instanceof LeaseLostError)) this.log.warn({ err: err.message, transactionalId: meta.transactionalId }, 'expiring a transactional id failed');
+          if (!(err instanceof LeaseLostError)) this.log.warn({ err: err.message, transactionalId: meta.transactionalId, code: LogCode.TXN_ID_EXPIRY_FAILED }, 'expiring a transactional id failed');
         });
         continue;
       }

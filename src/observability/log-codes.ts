@@ -34,8 +34,14 @@ const LEVELS = {
   COORDINATOR_LEASE_LOST: 'warn',
   GROUP_STORE_FAILED: 'error',
   GROUP_MIGRATED: 'info',
+  GROUP_REGEX_RESOLVED: 'info',
+  GROUP_REGEX_EPOCH_BUMPED: 'info',
+  GROUP_REGEX_RESOLVE_FAILED: 'warn',
+  GROUP_CONFIGS_RELOAD_FAILED: 'warn',
+  OFFSET_EXPIRY_FAILED: 'warn',
   TXN_TIMEOUT_CHECK_FAILED: 'warn',
   TXN_ABORT_FAILED: 'warn',
+  TXN_ID_EXPIRY_FAILED: 'warn',
   // Security
   ACL_RELOAD_FAILED: 'warn',
   // PostgreSQL and the process

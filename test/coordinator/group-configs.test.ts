@@ -1,10 +1,11 @@
-// Group configs (config resource type GROUP) without storage: Kafka's
+// Group configs (config resource type GROUP) over in-memory storage or none: Kafka's
 // GroupConfig checks, DescribeConfigs' sources and synonyms, and the values a
 // consumer group uses, kept within the broker's current bounds.
 import { describe, expect, it } from 'vitest';
 import { GroupConfigs, type GroupConfigBounds } from '../../src/coordinator/group-configs.js';
 import { ConfigSource } from '../../src/log/config-values.js';
 import { ErrorCode } from '../../src/protocol/errors.js';
+import { MemoryDatabase, MemoryGroupConfigStore } from '../../src/storage/memory/index.js';
 
 const bounds: GroupConfigBounds = {
   consumerSessionTimeoutMs: 45000,
@@ -58,11 +59,26 @@ describe('group configs', () => {
     expect(configs.describe('g', { names: null, includeSynonyms: false, includeDocumentation: false })).toHaveLength(17);
   });
 
+  it('lists the groups with configs set; a group whose configs are all removed is forgotten', async () => {
+    for (const store of [undefined, new MemoryGroupConfigStore(new MemoryDatabase())]) {
+      const configs = new GroupConfigs(bounds, noBrokerSynonyms, store);
+      await configs.alter('a', { replace: { 'consumer.session.timeout.ms': '50000' } }, false);
+      await configs.alter('b', { ops: [set('consumer.heartbeat.interval.ms', '6000')] }, false);
+      await configs.alter('c', { replace: { 'consumer.session.timeout.ms': '50000' } }, true);
+      expect(configs.groupIds().sort()).toEqual(['a', 'b']);
+      await configs.alter('a', { replace: {} }, false);
+      await configs.alter('b', { ops: [{ name: 'consumer.heartbeat.interval.ms', configOperation: 1, value: null }] }, false);
+      expect(configs.groupIds()).toEqual([]);
+    }
+  });
+
   it("a value set before the broker's bounds narrowed is used within them (GroupConfig.evaluate)", async () => {
-    await new GroupConfigs(bounds, noBrokerSynonyms).alter('g', { replace: { 'consumer.session.timeout.ms': '60000' } }, false);
-    const stored = { load: async () => new Map([['g', { 'consumer.session.timeout.ms': '60000' }]]), update: async () => {} };
-    const narrowed = new GroupConfigs({ ...bounds, consumerMaxSessionTimeoutMs: 50000 }, noBrokerSynonyms, stored);
+    const db = new MemoryDatabase();
+    await new GroupConfigs(bounds, noBrokerSynonyms, new MemoryGroupConfigStore(db)).alter('g', { replace: { 'consumer.session.timeout.ms': '60000' } }, false);
+    // Another broker, started since with a lower maximum, reads the stored value.
+    const narrowed = new GroupConfigs({ ...bounds, consumerMaxSessionTimeoutMs: 50000 }, noBrokerSynonyms, new MemoryGroupConfigStore(db));
     await narrowed.load();
+    expect(narrowed.setOn('g')).toEqual({ 'consumer.session.timeout.ms': '60000' });
     expect(narrowed.consumerSessionTimeoutMs('g')).toBe(50000);
   });
 });

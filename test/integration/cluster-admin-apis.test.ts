@@ -1,7 +1,8 @@
 // The admin APIs whose answer on a single-copy log is Kafka's own answer:
 // OffsetForLeaderEpoch, ElectLeaders, AlterPartitionReassignments,
 // ListPartitionReassignments, DescribeClientQuotas, AlterReplicaLogDirs and ListConfigResources, at every version
-// served, over the wire; with an authorizer, the refusals Kafka gives.
+// served, over the wire; with an authorizer, the refusals Kafka gives. ListConfigResources v1 lists the
+// resources of every config type, the groups among them those with configs set.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/errors.js';
 import {
@@ -11,9 +12,11 @@ import {
   CreateTopicsApi,
   DescribeClientQuotasApi,
   ElectLeadersApi,
+  IncrementalAlterConfigsApi,
   ListConfigResourcesApi,
   ListPartitionReassignmentsApi,
   MetadataApi,
+  OffsetCommitApi,
   OffsetForLeaderEpochApi,
   ProduceApi,
 } from '../../src/protocol/messages/index.js';
@@ -68,7 +71,7 @@ describe('ApiVersions', () => {
       [0, 1],
       [0, 0],
       [0, 1],
-      [0, 0],
+      [0, 1],
     ]);
     expect(byKey.has(49)).toBe(false);
   });
@@ -401,14 +404,63 @@ describe('AlterReplicaLogDirs', () => {
 });
 
 describe('ListConfigResources', () => {
+  const GROUP = 32;
+  const list = (resourceTypes: number[]) => client.request(ListConfigResourcesApi, 1, { resourceTypes });
+  const setGroupConfig = async (groupId: string, configOperation: number, value: string | null) => {
+    const res = await client.request(IncrementalAlterConfigsApi, 1, {
+      resources: [{ resourceType: GROUP, resourceName: groupId, configs: [{ name: 'consumer.session.timeout.ms', configOperation, value }] }],
+      validateOnly: false,
+    });
+    expect(res.responses[0]!.errorCode).toBe(0);
+  };
+  const byName = (a: { resourceName: string }, b: { resourceName: string }) => (a.resourceName < b.resourceName ? -1 : 1);
+
   it('lists no client metrics resource at v0, and needs DESCRIBE_CONFIGS on the cluster', async () => {
     expect(await client.request(ListConfigResourcesApi, 0, { resourceTypes: [] })).toMatchObject({ errorCode: 0, configResources: [] });
     await addUser(broker, 'quiet', 'quiet-secret');
     const c = await connectAs(broker, 'quiet', 'quiet-secret');
     try {
       expect(await c.request(ListConfigResourcesApi, 0, { resourceTypes: [] })).toMatchObject({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, configResources: [] });
+      expect(await c.request(ListConfigResourcesApi, 1, { resourceTypes: [GROUP] })).toMatchObject({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, configResources: [] });
     } finally {
       c.close();
     }
+  });
+
+  it("v1 lists as groups those with configs set, existing or not, not a group that has none; every type when none is asked, in Kafka's order", async () => {
+    // A group that exists (it has committed offsets) but has no configs.
+    const committed = await client.request(OffsetCommitApi, 8, {
+      groupId: 'lcr-plain',
+      generationIdOrMemberEpoch: -1,
+      memberId: '',
+      groupInstanceId: null,
+      topics: [{ name: 'one', partitions: [{ partitionIndex: 0, committedOffset: 0n, committedLeaderEpoch: -1, committedMetadata: null }] }],
+    });
+    expect(committed.topics[0]!.partitions[0]!.errorCode).toBe(0);
+    expect(await list([GROUP])).toMatchObject({ errorCode: 0, configResources: [] });
+    await setGroupConfig('lcr-a', 0, '50000');
+    await setGroupConfig('lcr-b', 0, '50000');
+    expect((await list([GROUP])).configResources.sort(byName)).toEqual([
+      { resourceName: 'lcr-a', resourceType: GROUP },
+      { resourceName: 'lcr-b', resourceType: GROUP },
+    ]);
+    // A group whose last config is deleted is no longer listed.
+    await setGroupConfig('lcr-a', 1, null);
+    expect((await list([GROUP])).configResources).toEqual([{ resourceName: 'lcr-b', resourceType: GROUP }]);
+    const node = String(nodeId);
+    expect((await list([])).configResources).toEqual([
+      { resourceName: 'lcr-b', resourceType: GROUP },
+      { resourceName: node, resourceType: 8 },
+      { resourceName: node, resourceType: 4 },
+      { resourceName: 'one', resourceType: 2 },
+      { resourceName: 'two', resourceType: 2 },
+      { resourceName: '__consumer_offsets', resourceType: 2 },
+    ]);
+    expect((await list([2, 32, 2])).configResources.map((r) => r.resourceType)).toEqual([32, 2, 2, 2]);
+    expect(await list([16])).toMatchObject({ errorCode: 0, configResources: [] });
+  });
+
+  it('v1 refuses the whole request when any type asked is not a config resource type, as UNSUPPORTED_VERSION', async () => {
+    expect(await list([32, 1])).toMatchObject({ errorCode: ErrorCode.UNSUPPORTED_VERSION, configResources: [] });
   });
 });

@@ -78,7 +78,7 @@ export interface MemoryBroker {
 }
 
 /** The channels PostgreSQL would NOTIFY on (payloads as the pg stores send them). */
-export type MemoryChannel = 'topics' | 'acls' | 'brokerConfigs';
+export type MemoryChannel = 'topics' | 'acls' | 'brokerConfigs' | 'groupConfigs';
 
 /** Thrown where PostgreSQL refuses a value (as node-postgres surfaces a DatabaseError). */
 export class MemoryStorageError extends Error {
@@ -119,6 +119,8 @@ export class MemoryDatabase {
   /** Staged TxnOffsetCommit offsets by transactional id, then group\0topic\0partition. */
   readonly txnOffsets = new Map<string, Map<string, PendingTxnOffset>>();
   readonly brokerConfigs = new Map<string, Record<string, string>>();
+  /** The configs set on each group (table group_configs): a group with none has no entry. */
+  readonly groupConfigs = new Map<string, Record<string, string>>();
   readonly acls = new Map<string, AclBinding>();
   readonly credentials = new Map<string, ScramCredential>();
   readonly brokers = new Map<number, MemoryBroker>();

@@ -4,6 +4,7 @@ export { MemoryDatabase, MemoryStorageError, type MemoryChannel, type MemoryComm
 export { MemoryAclStore } from './acl-store.js';
 export { MemoryBrokerConfigStore } from './broker-config-store.js';
 export { MemoryClusterStore } from './cluster-store.js';
+export { MemoryGroupConfigStore } from './group-config-store.js';
 export { MemoryLogStore } from './log-store.js';
 export { MemoryPartitionStore } from './partition-store.js';
 export { MemoryProducerStore } from './producer-store.js';

@@ -16,8 +16,8 @@ const acl: AclBinding = {
 /** Every broker drops its cached copy when told: each change that matters is announced once it is stored, and only then. */
 export function announcementContract(h: HarnessRef): void {
   describe('announcements of changes', () => {
-    it('announce topic changes with the topic name, broker config changes with the resource, ACL changes; a change that leaves the stored values as they are is not announced', async () => {
-      const { topics, brokerConfigs, acls, listen } = h();
+    it('announce topic changes with the topic name, broker config changes with the resource, group config changes with the group, ACL changes; a change that leaves the stored values as they are is not announced', async () => {
+      const { topics, brokerConfigs, groupConfigs, acls, listen } = h();
       const listener = await listen();
       try {
         const id = randomUUID();
@@ -27,6 +27,9 @@ export function announcementContract(h: HarnessRef): void {
         await topics.updateConfigs(id, () => ({ 'retention.ms': '1' }));
         await brokerConfigs.update('', () => null);
         await brokerConfigs.update('1', () => ({ a: '1' }));
+        await groupConfigs.update('g', () => null);
+        await groupConfigs.update('g', () => ({ a: '1' }));
+        await groupConfigs.update('g', () => ({}));
         await acls.create([acl]);
         await acls.deleteWhere(() => []);
         await acls.deleteWhere((current) => current);
@@ -38,6 +41,9 @@ export function announcementContract(h: HarnessRef): void {
           { channel: 'topics', payload: 'orders' },
           { channel: 'topics', payload: 'orders' },
           { channel: 'brokerConfigs', payload: '1' },
+          { channel: 'groupConfigs', payload: 'g' },
+          // Emptied: every broker drops the group's configs.
+          { channel: 'groupConfigs', payload: 'g' },
           { channel: 'acls', payload: 'create' },
           { channel: 'acls', payload: 'delete' },
           { channel: 'topics', payload: 'orders' },

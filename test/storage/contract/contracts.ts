@@ -5,6 +5,7 @@ import { aclStorageContract } from './acl-store.contract.js';
 import { announcementContract } from './announcement.contract.js';
 import { brokerConfigStorageContract } from './broker-config-store.contract.js';
 import { clusterStorageContract } from './cluster-store.contract.js';
+import { groupConfigStorageContract } from './group-config-store.contract.js';
 import type { HarnessRef } from './harness.js';
 import { logStorageContract } from './log-store.contract.js';
 import { topicStorageContract } from './topic-store.contract.js';
@@ -15,6 +16,7 @@ export const contracts: ((h: HarnessRef) => void)[] = [
   transactionStorageContract,
   topicStorageContract,
   brokerConfigStorageContract,
+  groupConfigStorageContract,
   aclStorageContract,
   userStorageContract,
   clusterStorageContract,

@@ -3,6 +3,7 @@
 // tables the store shares with others (committed offsets), done the
 // implementation's own way. pg.test.ts and memory.test.ts each provide one.
 import type { ClusterStorage } from '../../../src/coordinator/cluster-storage.js';
+import type { GroupConfigStorage } from '../../../src/coordinator/group-configs.js';
 import type { ProducerIdStorage, TransactionStorage } from '../../../src/coordinator/transaction-storage.js';
 import type { BrokerConfigStorage } from '../../../src/log/broker-config-storage.js';
 import type { LogStorage, PartitionStorage, ProducerStorage } from '../../../src/log/log-storage.js';
@@ -22,7 +23,7 @@ export interface CommittedOffsetRow {
 
 /** A change announced to every broker (PostgreSQL: NOTIFY), by channel. */
 export interface Announcement {
-  channel: 'topics' | 'acls' | 'brokerConfigs';
+  channel: 'topics' | 'acls' | 'brokerConfigs' | 'groupConfigs';
   payload: string;
 }
 
@@ -31,6 +32,7 @@ export interface StorageHarness {
   producerIds: ProducerIdStorage;
   topics: TopicStorage;
   brokerConfigs: BrokerConfigStorage;
+  groupConfigs: GroupConfigStorage;
   acls: AclStorage;
   users: UserStorage;
   log: LogStorage;

@@ -8,6 +8,7 @@ import { AclStore } from '../../../src/storage/pg/acl-store.js';
 import { BrokerConfigStore } from '../../../src/storage/pg/broker-config-store.js';
 import { brokerApplicationName, ClusterStore } from '../../../src/storage/pg/cluster-store.js';
 import { CoordinatorStore } from '../../../src/storage/pg/coordinator-store.js';
+import { GroupConfigStore } from '../../../src/storage/pg/group-config-store.js';
 import { metadataBytes, metadataString } from '../../../src/storage/pg/group-store.js';
 import { LogStore } from '../../../src/storage/pg/log-store.js';
 import { migrate } from '../../../src/storage/pg/migrate.js';
@@ -30,13 +31,14 @@ beforeAll(async () => {
   url = testDatabaseUrl();
   await migrate(url, schema, createLogger('silent'));
   pool = createPool({ connectionString: url, schema, max: 8 });
-  const channels = { topics: `${schema}_topics`, acls: `${schema}_acls`, brokerConfigs: `${schema}_broker_configs` } as const;
+  const channels = { topics: `${schema}_topics`, acls: `${schema}_acls`, brokerConfigs: `${schema}_broker_configs`, groupConfigs: `${schema}_group_configs` } as const;
   const coordinators = new CoordinatorStore(pool, `${schema}_coordinators`);
   harness = {
     transactions: new TransactionStore(pool),
     producerIds: new ProducerStore(pool),
     topics: new TopicStore(pool, channels.topics),
     brokerConfigs: new BrokerConfigStore(pool, channels.brokerConfigs),
+    groupConfigs: new GroupConfigStore(pool, channels.groupConfigs),
     acls: new AclStore(pool, channels.acls),
     users: new UserStore(pool),
     log: new LogStore(pool),
