@@ -94,6 +94,8 @@ describe('exactly-once consume-transform-produce (librdkafka)', () => {
       const landed: string[] = [];
       // Transactions each killed worker committed before it died.
       const progress: number[] = [];
+      /** Killed workers that had finished InitProducerId (under load a kill can land before a worker sends it). */
+      let initialized = 0;
       for (let k = 0; k < KILLS; k++) {
         const worker = startWorker(seed + k);
         const delay = 150 + Math.floor(random() * 750);
@@ -103,6 +105,7 @@ describe('exactly-once consume-transform-produce (librdkafka)', () => {
         await worker.exited;
         landed.push(phaseName(worker.phases.at(-1)));
         progress.push(worker.phases.filter((p) => p.startsWith('committed ')).length);
+        if (worker.phases.some((p) => phaseName(p) === 'init')) initialized++;
         if (process.env.EOS_DEBUG) console.log(`worker ${k} killed at ${delay} ms:\n${worker.phases.join('\n')}`);
       }
 
@@ -150,7 +153,8 @@ describe('exactly-once consume-transform-produce (librdkafka)', () => {
       // one aborted-transaction entry per partition an aborted transaction wrote to.
       const [txn] = await broker.query<{ state: string; producer_epoch: number }>(`SELECT state, producer_epoch FROM transactions WHERE transactional_id = $1`, [TXN_ID]);
       expect(txn).toMatchObject({ state: 'CompleteCommit' });
-      expect(txn!.producer_epoch).toBeGreaterThanOrEqual(KILLS); // one InitProducerId per worker, each bumps the epoch
+      // Each InitProducerId after the first bumps the epoch: those of the killed workers that got that far, then the final one's.
+      expect(txn!.producer_epoch).toBeGreaterThanOrEqual(initialized);
       expect(await broker.query(`SELECT 1 FROM open_txns`)).toEqual([]);
       const [abortedTxns] = await broker.query<{ n: string }>(`SELECT count(*) AS n FROM aborted_txns a JOIN topics t USING (topic_id) WHERE t.name = $1`, [OUT]);
       console.log(`eos: ${abortedTxns!.n} aborted-transaction entries on ${OUT}; producer epoch ${txn!.producer_epoch}`);
