@@ -101,23 +101,9 @@ function classicMember(group: ConsumerGroup, memberId: string, instanceId: strin
   return member;
 }
 
-/**
- * Whether the classic member must rejoin (Kafka's conditions for
- * REBALANCE_IN_PROGRESS on Heartbeat): a target newer than its epoch, partitions
- * to revoke, or partitions it waited for now free. Kafka compares with the
- * assignment epoch, not the group epoch: while group.consumer.assignment.interval.ms
- * holds the next target back, a rejoin would only find the same target (and
- * an eager member would give up its partitions for nothing). pgkafka also
- * asks it once that next target is due, as its join is what computes it when
- * no consumer-protocol member heartbeats.
- */
+/** Whether the classic member must rejoin (Kafka's conditions for REBALANCE_IN_PROGRESS on Heartbeat). */
 function mustRejoin(group: ConsumerGroup, member: ConsumerGroupMember): boolean {
-  return (
-    member.memberEpoch < group.assignmentEpoch ||
-    group.newTargetAssignmentDue() ||
-    member.state === 'unrevoked_partitions' ||
-    (member.state === 'unreleased_partitions' && !group.waitingOnUnreleasedPartition(member))
-  );
+  return member.memberEpoch < group.groupEpoch || member.state === 'unrevoked_partitions' || (member.state === 'unreleased_partitions' && !group.waitingOnUnreleasedPartition(member));
 }
 
 /** SyncGroup from a classic member: its reconciled partitions, as ConsumerProtocolAssignment in its own version. */
@@ -129,8 +115,8 @@ export function classicSync(group: ConsumerGroup, req: SyncRequest, nameOf: (top
   if ((req.protocolType !== null && req.protocolType !== CONSUMER_PROTOCOL_TYPE) || (req.protocolName !== null && req.protocolName !== protocol.name)) {
     return syncError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
   }
-  // Kafka's throwIfRebalanceInProgress: a newer target means a rejoin; a member revoking partitions has rejoined already, it finishes first.
-  if (group.assignmentEpoch > member.memberEpoch && member.state !== 'unrevoked_partitions') {
+  // A member revoking partitions has rejoined already: it finishes first.
+  if (group.groupEpoch > member.memberEpoch && member.state !== 'unrevoked_partitions') {
     group.scheduleClassicDeadline('join', member.memberId, member.rebalanceTimeoutMs);
     return syncError(ErrorCode.REBALANCE_IN_PROGRESS);
   }

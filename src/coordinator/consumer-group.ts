@@ -502,11 +502,6 @@ export class ConsumerGroup implements Group {
     return ids;
   }
 
-  /** The group epoch moved past the target and the next heartbeat (or classic join) would compute a new one. */
-  newTargetAssignmentDue(): boolean {
-    return this.groupEpoch > this.assignmentEpoch && this.canComputeTargetAssignment();
-  }
-
   /** Kafka's canComputeNextTargetAssignment: at once for a new (or emptied) group or with no interval, else once the interval has passed. */
   private canComputeTargetAssignment(): boolean {
     const interval = this.settings.assignmentIntervalMs;

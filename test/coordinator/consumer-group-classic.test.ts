@@ -169,32 +169,6 @@ class ClassicMember {
   }
 }
 
-describe('classic members while a new target assignment waits for group.consumer.assignment.interval.ms', () => {
-  it('are told to rejoin once a new target is due or exists, and may sync meanwhile (Kafka compares with the assignment epoch)', () => {
-    group = new ConsumerGroup({ groupId: 'g', clock, settings: { sessionTimeoutMs: 45_000, heartbeatIntervalMs: 5000, maxSize: 100, assignmentIntervalMs: 1000 }, persist: async () => {} });
-    const consumer = new ConsumerMember('c');
-    consumer.beat();
-    clock.advance(1000);
-    const classic = new ClassicMember();
-    classic.joinAndSync();
-    expect(classic.heartbeat()).toBe(ErrorCode.NONE);
-    // A member joins within the interval: the group epoch moves, the target waits.
-    clock.advance(100);
-    new ConsumerMember('late').beat();
-    expect(group.groupEpoch).toBeGreaterThan(group.assignmentEpoch);
-    expect(classic.heartbeat()).toBe(ErrorCode.NONE);
-    // A rejoin now finds the same target: its SyncGroup is answered, not sent round again.
-    expect(classic.join().errorCode).toBe(ErrorCode.NONE);
-    expect(classic.sync()).toBe(ErrorCode.NONE);
-    // Once the interval is over, a join would compute the new target: the member is told to rejoin.
-    clock.advance(1000);
-    expect(classic.heartbeat()).toBe(ErrorCode.REBALANCE_IN_PROGRESS);
-    classic.joinAndSync();
-    expect(group.assignmentEpoch).toBe(group.groupEpoch);
-    expect(classic.heartbeat()).toBe(ErrorCode.NONE);
-  });
-});
-
 describe('static classic members of a consumer group', () => {
   it('an instance rejoining under a new member id replaces the old member: its partitions, no new group epoch, the old id fenced', () => {
     const consumer = new ConsumerMember('c');
