@@ -6,7 +6,17 @@
 // classic when its consumer-protocol member leaves. `disabled`: neither
 // upgrade nor classic members in a consumer group (INCONSISTENT_GROUP_PROTOCOL).
 import { describe, it } from 'vitest';
-import { ConsumerGroupHeartbeatApi, DescribeGroupsApi, HeartbeatApi, JoinGroupApi, ListGroupsApi, SyncGroupApi, type ConsumerGroupHeartbeatRequest } from '../../src/protocol/messages/index.js';
+import {
+  ConsumerGroupDescribeApi,
+  ConsumerGroupHeartbeatApi,
+  DescribeGroupsApi,
+  HeartbeatApi,
+  JoinGroupApi,
+  LeaveGroupApi,
+  ListGroupsApi,
+  SyncGroupApi,
+  type ConsumerGroupHeartbeatRequest,
+} from '../../src/protocol/messages/index.js';
 import { assignmentBytes } from '../../src/coordinator/consumer-protocol.js';
 import { subscription } from '../../test/support/consumer-protocol.js';
 import type { RawClient } from '../../test/support/raw-client.js';
@@ -20,19 +30,19 @@ const settings = (policy: string) => ({
 const consumerJoin = (c: RawClient, groupId: string, memberId: string, extra: Partial<ConsumerGroupHeartbeatRequest> = {}) =>
   c.request(ConsumerGroupHeartbeatApi, 1, { groupId, memberId, memberEpoch: 0, rebalanceTimeoutMs: 30_000, subscribedTopicNames: ['pol-topic'], topicPartitions: [], ...extra });
 
-const classicJoin = (c: RawClient, groupId: string, memberId: string) =>
+const classicJoin = (c: RawClient, groupId: string, memberId: string, groupInstanceId: string | null = null) =>
   c.request(JoinGroupApi, 7, {
     groupId,
     sessionTimeoutMs: 30_000,
     rebalanceTimeoutMs: 30_000,
     memberId,
-    groupInstanceId: null,
+    groupInstanceId,
     protocolType: 'consumer',
     protocols: [{ name: 'range', metadata: subscription(['pol-topic']) }],
   });
 
-const classicSync = (c: RawClient, groupId: string, memberId: string, generationId: number, assignments: { memberId: string; assignment: Buffer }[] = []) =>
-  c.request(SyncGroupApi, 5, { groupId, generationId, memberId, groupInstanceId: null, protocolType: 'consumer', protocolName: 'range', assignments });
+const classicSync = (c: RawClient, groupId: string, memberId: string, generationId: number, assignments: { memberId: string; assignment: Buffer }[] = [], groupInstanceId: string | null = null) =>
+  c.request(SyncGroupApi, 5, { groupId, generationId, memberId, groupInstanceId, protocolType: 'consumer', protocolName: 'range', assignments });
 
 /** A classic group of one member that owns every partition. */
 async function classicGroup(c: RawClient, groupId: string) {
@@ -80,6 +90,47 @@ describe('differential: group.consumer.migration.policy=downgrade', () => {
         downgraded: await listed(c),
         heartbeat,
         described: await c.request(DescribeGroupsApi, 5, { groups: ['pol-consumer'], includeAuthorizedOperations: false }),
+      };
+    });
+  }, 120_000);
+
+  it('a static classic member restarting replaces its previous self; a LeaveGroup naming several classic members bumps the group epoch once', async () => {
+    await prepare(pair, async (c) => {
+      await awaitCoordinator(c, ['pol-mixed']);
+      const epoch = () => c.request(ConsumerGroupDescribeApi, 1, { groupIds: ['pol-mixed'], includeAuthorizedOperations: false }).then((r) => r.groups[0]!.groupEpoch);
+      const consumer = await consumerJoin(c, 'pol-mixed', 'member-c');
+      const staticJoined = await classicJoin(c, 'pol-mixed', '', 'instance-1');
+      const staticSynced = await classicSync(c, 'pol-mixed', staticJoined.memberId, staticJoined.generationId, [], 'instance-1');
+      const askId = await classicJoin(c, 'pol-mixed', '');
+      const dynamicJoined = await classicJoin(c, 'pol-mixed', askId.memberId);
+      const dynamicSynced = await classicSync(c, 'pol-mixed', dynamicJoined.memberId, dynamicJoined.generationId);
+      const before = await epoch();
+      // The instance restarts: no member id, the same group.instance.id.
+      const restarted = await classicJoin(c, 'pol-mixed', '', 'instance-1');
+      const restartedSynced = await classicSync(c, 'pol-mixed', restarted.memberId, restarted.generationId, [], 'instance-1');
+      const oldHeartbeat = await c.request(HeartbeatApi, 4, { groupId: 'pol-mixed', generationId: staticJoined.generationId, memberId: staticJoined.memberId, groupInstanceId: 'instance-1' });
+      const afterRestart = await epoch();
+      const left = await c.request(LeaveGroupApi, 5, {
+        groupId: 'pol-mixed',
+        memberId: '',
+        members: [
+          { memberId: '', groupInstanceId: 'instance-1', reason: null },
+          { memberId: dynamicJoined.memberId, groupInstanceId: null, reason: null },
+          { memberId: 'nobody', groupInstanceId: null, reason: null },
+        ],
+      });
+      return {
+        consumer,
+        staticJoined,
+        staticSynced,
+        dynamicJoined,
+        dynamicSynced,
+        restarted,
+        restartedSynced,
+        oldHeartbeat,
+        bumpedByRestart: afterRestart - before,
+        left,
+        bumpedByLeave: (await epoch()) - afterRestart,
       };
     });
   }, 120_000);

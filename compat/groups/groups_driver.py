@@ -183,6 +183,17 @@ def produce(req, records):
 
 # ---------------------------------------------------------------- consume
 
+def commit_or_report(c, pending):
+    """Commits as an application does: a refused commit (ILLEGAL_GENERATION when the member's
+    generation lags, as after an online downgrade) is reported and the offsets dropped; the member
+    rejoins on its next heartbeat and the partitions' next owner resumes from the last commit."""
+    try:
+        c.commit(pending)
+        emit(ev="commit", offsets=sorted(pending.items()))
+    except Exception as e:  # confluent_kafka.KafkaException, kafka.errors.CommitFailedError
+        emit(ev="commit_failed", offsets=sorted(pending.items()), error=str(e))
+
+
 def consume(req):
     stop = threading.Event()
 
@@ -240,8 +251,7 @@ def consume(req):
             emit(ev="msg", p=p, o=o, k=k, **stamp())
             pending[p] = o + 1
             if commit_every and processed % commit_every == 0:
-                c.commit(pending)
-                emit(ev="commit", offsets=sorted(pending.items()))
+                commit_or_report(c, pending)
                 pending = {}
             if stall_after is not None and processed == stall_after:
                 emit(ev="stall")
@@ -255,8 +265,7 @@ def consume(req):
                 c.seek(p, 0)
             emit(ev="seeked", partitions=sorted(owned))
     if pending and commit_every:
-        c.commit(pending)
-        emit(ev="commit", offsets=sorted(pending.items()))
+        commit_or_report(c, pending)
     c.close()
     emit(ev="done", processed=processed)
 

@@ -77,8 +77,14 @@ await consumer.run({
     if (req.commit_every && processed % req.commit_every === 0) {
       const offsets = [...pending].sort((a, b) => a[0] - b[0]);
       pending.clear();
-      await consumer.commitOffsets(offsets.map(([p, next]) => ({ topic: req.topic, partition: p, offset: String(next) })));
-      emit({ ev: 'commit', offsets });
+      try {
+        await consumer.commitOffsets(offsets.map(([p, next]) => ({ topic: req.topic, partition: p, offset: String(next) })));
+        emit({ ev: 'commit', offsets });
+      } catch (e) {
+        // Refused (ILLEGAL_GENERATION once an online downgrade left this member's generation behind): reported, and the
+        // member goes on as an application does; its next heartbeat makes it rejoin, and the next owner resumes from the last commit.
+        emit({ ev: 'commit_failed', offsets, error: String(e) });
+      }
     }
     if (req.stall_after !== undefined && processed === req.stall_after) {
       // kafkajs has no max.poll.interval.ms: blocking here stops its heartbeats (sent between

@@ -141,9 +141,15 @@ export function classicHeartbeat(group: ConsumerGroup, memberId: string, instanc
   return ErrorCode.REBALANCE_IN_PROGRESS;
 }
 
-/** LeaveGroup for classic members of a consumer group: one error code per member, in order (an admin may name a static member by instance id alone). */
+/**
+ * LeaveGroup to a consumer group (Kafka's classicGroupLeaveToConsumerGroup):
+ * one error code per member, in order (an admin may name a static member by
+ * instance id alone); the members found leave together, as one fencing that
+ * bumps the group epoch once (or downgrades the group).
+ */
 export function classicLeave(group: ConsumerGroup, members: MemberIdentity[], image: TopicImage): number[] {
-  return members.map(({ memberId, groupInstanceId }) => {
+  const leaving = new Map<string, ConsumerGroupMember>();
+  const errors = members.map(({ memberId, groupInstanceId }) => {
     let member: ConsumerGroupMember | undefined;
     if (groupInstanceId === null) {
       member = group.members.get(memberId);
@@ -151,23 +157,10 @@ export function classicLeave(group: ConsumerGroup, members: MemberIdentity[], im
       member = group.staticMember(groupInstanceId);
       if (member && memberId !== UNKNOWN_MEMBER_ID && member.memberId !== memberId) return ErrorCode.FENCED_INSTANCE_ID;
     }
-    if (!member || member.classic === null) return ErrorCode.UNKNOWN_MEMBER_ID;
-    const left = group.heartbeat(
-      {
-        memberId: member.memberId,
-        memberEpoch: -1,
-        instanceId: null,
-        rackId: null,
-        rebalanceTimeoutMs: -1,
-        subscribedTopicNames: null,
-        subscribedTopicRegex: null,
-        serverAssignor: null,
-        topicPartitions: null,
-        clientId: member.clientId,
-        clientHost: member.clientHost,
-      },
-      image,
-    );
-    return left.errorCode;
+    if (!member) return ErrorCode.UNKNOWN_MEMBER_ID;
+    leaving.set(member.memberId, member);
+    return ErrorCode.NONE;
   });
+  group.fenceMembers([...leaving.values()], image);
+  return errors;
 }

@@ -101,12 +101,12 @@ export interface ConsumerGroupOptions {
   persist: PersistGroup;
   log?: GroupLog;
   /**
-   * Asked before a consumer-protocol member is fenced: whether the group
-   * becomes a classic group instead (Kafka's online downgrade, when only
-   * classic members remain). The coordinator then replaces this group, and
-   * this one is unloaded.
+   * Asked before members are fenced: whether the group becomes a classic
+   * group instead (Kafka's online downgrade, when only classic members
+   * remain). The coordinator then replaces this group, and this one is
+   * unloaded.
    */
-  downgrade?: (group: ConsumerGroup, leavingMemberId: string) => boolean;
+  downgrade?: (group: ConsumerGroup, leavingMemberIds: ReadonlySet<string>) => boolean;
 }
 
 const sameNames = (a: readonly string[], b: readonly string[]): boolean => {
@@ -388,14 +388,16 @@ export class ConsumerGroup implements Group {
     if (joining) {
       if (!existing) return newMember(memberId);
       if (existing.memberId === memberId && existing.memberEpoch !== LEAVE_GROUP_STATIC_MEMBER_EPOCH) return existing;
-      if (existing.memberEpoch !== LEAVE_GROUP_STATIC_MEMBER_EPOCH) {
+      // Between consumer-protocol members, the instance must have left (epoch -2) first; a
+      // classic member on either side replaces the other at once, as a classic group does.
+      if (existing.memberEpoch !== LEAVE_GROUP_STATIC_MEMBER_EPOCH && req.classic === undefined && existing.classic === null) {
         throw new GroupEventError(
           ErrorCode.UNRELEASED_INSTANCE_ID,
           `Static member ${memberId} with instance id ${req.instanceId} cannot join the group because the instance id is owned by ${existing.memberId} member.`,
         );
       }
-      // The instance left temporarily (epoch -2) and is back under a new member id: it takes the
-      // old member's place, assignment and target, so no other member notices.
+      // The instance is back under a new member id: it takes the old member's place,
+      // assignment and target, so no other member notices.
       const replacement: ConsumerGroupMember = { ...existing, memberId, memberEpoch: 0, previousMemberEpoch: 0 };
       const target = this.targetAssignment.get(existing.memberId);
       this.removeMember(existing.memberId);
@@ -564,11 +566,23 @@ export class ConsumerGroup implements Group {
     return answer(req.memberEpoch);
   }
 
-  /** Kafka's consumerGroupFenceMember: the member goes and the group epoch is bumped, so the others get a new target. */
   private fence(member: ConsumerGroupMember, image: TopicImage | null): void {
-    if (this.downgrade?.(this, member.memberId)) return;
-    this.removeMember(member.memberId);
-    this.regexes.memberLeft(member.subscribedTopicRegex);
+    this.fenceMembers([member], image);
+  }
+
+  /**
+   * Kafka's consumerGroupFenceMembers: the members go (or the group is
+   * downgraded without them) and the group epoch is bumped once, so the
+   * others get a new target. A LeaveGroup naming several members is one
+   * fencing, one epoch.
+   */
+  fenceMembers(members: readonly ConsumerGroupMember[], image: TopicImage | null): void {
+    if (members.length === 0 || this.dead) return;
+    if (this.downgrade?.(this, new Set(members.map((m) => m.memberId)))) return;
+    for (const member of members) {
+      this.removeMember(member.memberId);
+      this.regexes.memberLeft(member.subscribedTopicRegex);
+    }
     if (image) this.subscriptionMetadata = this.resolveSubscriptions(image);
     else for (const name of [...this.subscriptionMetadata.keys()]) if (!this.subscribedTopicNames().has(name)) this.subscriptionMetadata.delete(name);
     this.groupEpoch += 1;
@@ -577,7 +591,8 @@ export class ConsumerGroup implements Group {
       this.assignmentEpoch = this.groupEpoch;
       this.assignmentTimestamp = 0;
     }
-    this.log.info({ group: this.groupId, groupEpoch: this.groupEpoch, member: member.memberId, members: this.members.size }, 'fenced a consumer group member');
+    this.log.info({ group: this.groupId, groupEpoch: this.groupEpoch, fenced: members.map((m) => m.memberId), members: this.members.size }, 'fenced consumer group members');
+    this.noteState();
   }
 
   /** A timer fired: the member goes if it is still the same member at the same epoch. */
@@ -639,11 +654,9 @@ export class ConsumerGroup implements Group {
     return false;
   }
 
-  /** Kafka's allMembersUseClassicProtocolExcept: every member but this (consumer-protocol) one speaks the classic protocol. */
-  allMembersUseClassicProtocolExcept(memberId: string): boolean {
-    const member = this.members.get(memberId);
-    if (!member || member.classic !== null) return false;
-    for (const m of this.members.values()) if (m.memberId !== memberId && m.classic === null) return false;
+  /** Kafka's allMembersUseClassicProtocolExcept: every member but these speaks the classic protocol. */
+  allMembersUseClassicProtocolExcept(memberIds: ReadonlySet<string>): boolean {
+    for (const m of this.members.values()) if (!memberIds.has(m.memberId) && m.classic === null) return false;
     return true;
   }
 

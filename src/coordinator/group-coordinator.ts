@@ -228,26 +228,27 @@ export class GroupCoordinator implements SlotOwner {
       },
       persist: (g) => this.persist(g),
       log: this.log,
-      downgrade: (g, leavingMemberId) => this.maybeDowngrade(g, leavingMemberId),
+      downgrade: (g, leavingMemberIds) => this.maybeDowngrade(g, leavingMemberIds),
     });
     this.groups.set(groupId, group);
     return group;
   }
 
   /**
-   * Kafka's online downgrade (validateOnlineDowngradeWithFencedMember and
-   * convertToClassicGroup): when the consumer-protocol member about to be
-   * fenced is the last one and classic members remain, the group becomes a
-   * classic group at its epoch, each member keeping its target assignment,
-   * and rebalances so the members rejoin it.
+   * Kafka's online downgrade (validateOnlineDowngradeWithFencedMembers and
+   * convertToClassicGroup): when the members about to be fenced are the
+   * last consumer-protocol ones and classic members remain, the group
+   * becomes a classic group at its epoch, each member keeping its target
+   * assignment, and rebalances so the members rejoin it.
    */
-  private maybeDowngrade(group: ConsumerGroup, leavingMemberId: string): boolean {
-    if (!group.allMembersUseClassicProtocolExcept(leavingMemberId) || group.numMembers() <= 1) return false;
-    if (!downgradeEnabled(this.settings.consumerMigrationPolicy) || group.numMembers() - 1 > this.settings.maxSize) {
+  private maybeDowngrade(group: ConsumerGroup, leavingMemberIds: ReadonlySet<string>): boolean {
+    const remaining = [...group.members.keys()].filter((id) => !leavingMemberIds.has(id)).length;
+    if (!group.allMembersUseClassicProtocolExcept(leavingMemberIds) || remaining === 0) return false;
+    if (!downgradeEnabled(this.settings.consumerMigrationPolicy) || remaining > this.settings.maxSize) {
       this.log.info({ group: group.groupId }, 'the consumer group keeps the consumer protocol: online downgrade is disabled or the group is larger than a classic group may be');
       return false;
     }
-    const stored = classicGroupFromConsumer(group, leavingMemberId, (topicId) => this.topics.getById(topicId)?.name ?? null);
+    const stored = classicGroupFromConsumer(group, leavingMemberIds, (topicId) => this.topics.getById(topicId)?.name ?? null);
     if (!stored) return false;
     group.unload();
     const classic = this.newClassicGroup(group.groupId);

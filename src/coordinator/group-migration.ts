@@ -99,14 +99,14 @@ export function consumerGroupFromClassic(classic: ClassicGroup, topicIdOf: (name
 
 /**
  * Kafka's ClassicGroup.fromConsumerGroup, as the stored classic group: every
- * member but the leaving one, Stable at the group epoch, each with its target
+ * member but the leaving ones, Stable at the group epoch, each with its target
  * partitions as its assignment (in the version of its own subscription); null
  * when a member's subscription does not decode.
  */
-export function classicGroupFromConsumer(group: ConsumerGroup, leavingMemberId: string, nameOf: (topicId: string) => string | null): StoredClassicGroup | null {
+export function classicGroupFromConsumer(group: ConsumerGroup, leavingMemberIds: ReadonlySet<string>, nameOf: (topicId: string) => string | null): StoredClassicGroup | null {
   const members: Member[] = [];
   for (const m of group.members.values()) {
-    if (m.memberId === leavingMemberId || m.classic === null) continue;
+    if (leavingMemberIds.has(m.memberId) || m.classic === null) continue;
     members.push({
       memberId: m.memberId,
       groupInstanceId: m.instanceId,
