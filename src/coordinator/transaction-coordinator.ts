@@ -94,8 +94,12 @@ export interface TransactionCoordinatorOptions {
 }
 
 const partitionKey = (topicId: string, partition: number) => `${topicId}:${partition}`;
-/** A marker's coordinator epoch is an int32 (the lease epoch reaches that only after two billion changes of holder). */
-const markerEpoch = (epoch: bigint) => Number(epoch < 0x7fffffffn ? epoch : 0x7fffffffn);
+/**
+ * A marker's coordinator epoch, as Kafka counts it: from 0 for the first holder (Kafka's is the leader epoch of the
+ * transaction-state partition, 0 on a new cluster; a slot's first lease has epoch 1), an int32 (reached only after
+ * two billion changes of holder).
+ */
+const markerEpoch = (epoch: bigint) => Number(epoch <= 0n ? 0n : epoch - 1n < 0x7fffffffn ? epoch - 1n : 0x7fffffffn);
 /** Produce verifications remembered at most (a full cache is emptied: each entry is one query to read again). */
 const VERIFIED_MAX = 100_000;
 
