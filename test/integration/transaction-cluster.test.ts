@@ -154,17 +154,23 @@ describe('three brokers on one schema', () => {
     await expectVisibleAtLeader(topic, ['via-1-a', 'via-1-b', 'via-2-a', 'via-2-b', 'via-3-a', 'via-3-b']);
   });
 
-  it('commit records produced through one broker and offsets committed through another with a transaction a third coordinates', async () => {
+  /** An output and an input topic (`<prefix>-out`, `<prefix>-in`), and a producer whose transaction one broker coordinates, with the group's coordinator a second broker and the output's leader the third. */
+  async function threeBrokerTransaction(prefix: string) {
     const answer = await leaseHolders([1, 2, 3]);
-    const [topic, input] = ['cluster-eos-out', 'cluster-eos-in'];
+    const [topic, input] = [`${prefix}-out`, `${prefix}-in`];
     await createTopic(client(1), topic);
     await createTopic(client(1), input);
-    // Only the output partition's leader appends; the transaction and the group are coordinated by the two other brokers.
     const leaderNode = await leaderOf(topic);
     const [txnNode, groupNode] = others(leaderNode) as [number, number];
     const [leader, coordinator, groupCoordinator] = [client(leaderNode), client(txnNode), client(groupNode)];
     const groupId = cluster.keyOn(answer, groupNode);
     const p = await init(coordinator, cluster.keyOn(answer, txnNode));
+    return { topic, input, leader, coordinator, groupCoordinator, groupId, p };
+  }
+
+  it('commit records produced through one broker and offsets committed through another with a transaction a third coordinates', async () => {
+    // Only the output partition's leader appends; the transaction and the group are coordinated by the two other brokers.
+    const { topic, input, leader, coordinator, groupCoordinator, groupId, p } = await threeBrokerTransaction('cluster-eos');
     expect(await addPartitions(coordinator, p, topic)).toEqual([ErrorCode.NONE]);
     const added = await coordinator.request(AddOffsetsToTxnApi, 3, { transactionalId: p.transactionalId, producerId: p.producerId, producerEpoch: p.producerEpoch, groupId });
     expect(added.errorCode).toBe(ErrorCode.NONE);
@@ -217,15 +223,7 @@ describe('three brokers on one schema', () => {
     const features = await client(1).request(ApiVersionsApi, 3, { clientSoftwareName: 'test', clientSoftwareVersion: '1' });
     expect(features.finalizedFeatures.find((f) => f.name === 'transaction.version')).toMatchObject({ minVersionLevel: 2, maxVersionLevel: 2 });
 
-    const answer = await leaseHolders([1, 2, 3]);
-    const [topic, input] = ['cluster-tv2-out', 'cluster-tv2-in'];
-    await createTopic(client(1), topic);
-    await createTopic(client(1), input);
-    const leaderNode = await leaderOf(topic);
-    const [txnNode, groupNode] = others(leaderNode) as [number, number];
-    const [leader, coordinator, groupCoordinator] = [client(leaderNode), client(txnNode), client(groupNode)];
-    const groupId = cluster.keyOn(answer, groupNode);
-    const p = await init(coordinator, cluster.keyOn(answer, txnNode));
+    const { topic, input, leader, coordinator, groupCoordinator, groupId, p } = await threeBrokerTransaction('cluster-tv2');
     const zombie = { ...p };
 
     // No AddPartitionsToTxn: the leader adds the partition at the coordinator, another broker.
