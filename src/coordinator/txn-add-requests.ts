@@ -14,6 +14,7 @@
 // that does not come in time (a lost LISTEN connection, a coordinator that
 // died) is NETWORK_EXCEPTION, as for Kafka's request that timed out.
 import type { Logger } from '../observability/logger.js';
+import { LogCode } from '../observability/log-codes.js';
 import { ErrorCode } from '../protocol/errors.js';
 import { systemClock, type Clock, type Timer } from '../clock.js';
 import type { TransactionCoordinator } from './transaction-coordinator.js';
@@ -199,7 +200,7 @@ export class TxnAddRequests {
           : [await this.transactions.addOffsets(request.transactionalId, producerId, request.producerEpoch, request.groupId)];
     } catch (err) {
       // Storing the transaction failed (PostgreSQL): retriable, as a Kafka coordinator that could not write its log.
-      this.log.warn({ err: (err as Error).message, transactionalId: request.transactionalId }, 'an implicit add from another broker failed');
+      this.log.warn({ err: (err as Error).message, transactionalId: request.transactionalId, code: LogCode.TXN_ADD_FAILED }, 'an implicit add from another broker failed');
       errors = new Array<number>(size).fill(ErrorCode.COORDINATOR_NOT_AVAILABLE);
     }
     const answer: TxnAddAnswer = { kind: 'answer', id: request.id, to: request.from, errors };

@@ -9,6 +9,7 @@ const LEVELS = {
   // Requests and connections
   HANDLER_FAILED: 'error',
   COORDINATOR_STORAGE_FAILED: 'warn',
+  TXN_ADD_FAILED: 'warn',
   FETCH_READ_FAILED: 'warn',
   AUTHENTICATION_FAILED: 'warn',
   AUTHORIZATION_DENIED: 'info',
