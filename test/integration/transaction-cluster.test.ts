@@ -251,7 +251,7 @@ describe('three brokers on one schema', () => {
     const readable = await fetch(leader, topic, READ_COMMITTED);
     expect(readable).toMatchObject({ highWatermark: 3n, lastStableOffset: 0n });
 
-    expect(await endTxnBumpingEpoch(coordinator, p, true)).toBe(ErrorCode.NONE);
+    expect((await endTxnBumpingEpoch(coordinator, p, true)).errorCode).toBe(ErrorCode.NONE);
     expect(p.producerEpoch).toBe(zombie.producerEpoch + 1);
     await expectVisibleAtLeader(topic, ['c1', 'c2', 'c3']);
     const offsetFetch = async () => (await groupCoordinator.request(OffsetFetchApi, 7, { groupId, topics: [{ name: input, partitionIndexes: [0] }], requireStable: true })).topics[0]!.partitions[0]!;
@@ -260,7 +260,7 @@ describe('three brokers on one schema', () => {
     // The next transaction, at the epoch the commit named, is aborted: its records and its offsets never show.
     expect((await produce(leader, p, topic, ['a1'], { version: 12 })).errorCode).toBe(ErrorCode.NONE);
     expect(await commitOffsets(p, 4n)).toBe(ErrorCode.NONE);
-    expect(await endTxnBumpingEpoch(coordinator, p, false)).toBe(ErrorCode.NONE);
+    expect((await endTxnBumpingEpoch(coordinator, p, false)).errorCode).toBe(ErrorCode.NONE);
     let aborted = await fetch(leader, topic, READ_COMMITTED);
     await until('the abort marker reaches the leader', async () => (aborted = await fetch(leader, topic, READ_COMMITTED)).lastStableOffset === 6n);
     expect(visible(aborted)).toEqual(['c1', 'c2', 'c3']);

@@ -7,11 +7,10 @@
 // the next one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/errors.js';
-import { ApiVersionsApi, CreateTopicsApi, DescribeTransactionsApi, EndTxnApi, InitProducerIdApi, OffsetFetchApi, ProduceApi, TxnOffsetCommitApi } from '../../src/protocol/messages/index.js';
-import { buildBatch } from '../../src/protocol/records/index.js';
+import { ApiVersionsApi, CreateTopicsApi, DescribeTransactionsApi, EndTxnApi, OffsetFetchApi, TxnOffsetCommitApi } from '../../src/protocol/messages/index.js';
 import { startTestBroker, type TestBroker } from '../support/broker.js';
 import { RawClient } from '../support/raw-client.js';
-import { fetch, visible } from '../support/txn-wire.js';
+import * as wire from '../support/txn-wire.js';
 
 const READ_COMMITTED = 1;
 
@@ -27,48 +26,18 @@ afterAll(async () => {
   await broker?.destroy();
 });
 
-interface Producer {
-  transactionalId: string;
-  producerId: bigint;
-  producerEpoch: number;
-  sequence: number;
-}
+/** InitProducerId v5, as a Kafka 4 client sends it. */
+const init = (transactionalId: string) => wire.init(client, transactionalId, 60_000, 5);
 
-async function init(transactionalId: string): Promise<Producer> {
-  const res = await client.request(InitProducerIdApi, 5, { transactionalId, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 });
-  expect(res.errorCode).toBe(ErrorCode.NONE);
-  return { transactionalId, producerId: res.producerId, producerEpoch: res.producerEpoch, sequence: 0 };
-}
+/** Produce v12 by default (the version that adds the partition itself): the partition's error code. */
+const produce = async (p: wire.Producer, topic: string, values: string[], opts: { partition?: number; version?: number } = {}) =>
+  (await wire.produce(client, p, topic, values, { version: 12, ...opts })).errorCode;
 
-async function produce(p: Producer, topic: string, values: string[], opts: { partition?: number; version?: number } = {}) {
-  const records = buildBatch({
-    producerId: p.producerId,
-    producerEpoch: p.producerEpoch,
-    baseSequence: p.sequence,
-    isTransactional: true,
-    records: values.map((v) => ({ key: null, value: Buffer.from(v) })),
-  });
-  const res = await client.request(ProduceApi, opts.version ?? 12, {
-    transactionalId: p.transactionalId,
-    acks: -1,
-    timeoutMs: 1000,
-    topicData: [{ name: topic, partitionData: [{ index: opts.partition ?? 0, records }] }],
-  });
-  const r = res.responses[0]!.partitionResponses[0]!;
-  if (r.errorCode === ErrorCode.NONE) p.sequence += values.length;
-  return r.errorCode;
-}
-
-/** EndTxn v5; on success the producer goes on with the epoch (and producer id) the answer names, from sequence 0, as the Java client does. */
-async function endTxn(p: Producer, committed: boolean) {
-  const res = await client.request(EndTxnApi, 5, { transactionalId: p.transactionalId, producerId: p.producerId, producerEpoch: p.producerEpoch, committed });
-  if (res.errorCode === ErrorCode.NONE) Object.assign(p, { producerId: res.producerId, producerEpoch: res.producerEpoch, sequence: 0 });
-  return res;
-}
+const endTxn = (p: wire.Producer, committed: boolean) => wire.endTxnBumpingEpoch(client, p, committed);
 
 async function readCommitted(topic: string) {
-  const part = await fetch(client, topic, READ_COMMITTED);
-  return { values: visible(part), highWatermark: part.highWatermark, lastStableOffset: part.lastStableOffset };
+  const part = await wire.fetch(client, topic, READ_COMMITTED);
+  return { values: wire.visible(part), highWatermark: part.highWatermark, lastStableOffset: part.lastStableOffset };
 }
 
 const describeTxn = async (transactionalId: string) => (await client.request(DescribeTransactionsApi, 0, { transactionalIds: [transactionalId] })).transactionStates[0]!;

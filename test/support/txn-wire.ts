@@ -18,8 +18,8 @@ export async function createTopic(c: RawClient, name: string, partitions = 1) {
   await c.request(CreateTopicsApi, 7, { topics: [{ name, numPartitions: partitions, replicationFactor: 1 }] });
 }
 
-export async function init(c: RawClient, transactionalId: string, transactionTimeoutMs = 60_000): Promise<Producer> {
-  const res = await c.request(InitProducerIdApi, 4, { transactionalId, transactionTimeoutMs, producerId: -1n, producerEpoch: -1 });
+export async function init(c: RawClient, transactionalId: string, transactionTimeoutMs = 60_000, version = 4): Promise<Producer> {
+  const res = await c.request(InitProducerIdApi, version, { transactionalId, transactionTimeoutMs, producerId: -1n, producerEpoch: -1 });
   expect(res.errorCode).toBe(ErrorCode.NONE);
   return { transactionalId, producerId: res.producerId, producerEpoch: res.producerEpoch, sequence: 0 };
 }
@@ -63,11 +63,11 @@ export async function endTxn(c: RawClient, p: Producer, committed: boolean, vers
   return (await c.request(EndTxnApi, version, { transactionalId: p.transactionalId, producerId: p.producerId, producerEpoch: p.producerEpoch, committed })).errorCode;
 }
 
-/** EndTxn v5 (transactions version 2); on success the producer goes on with the epoch (and producer id) the answer names, from sequence 0, as the Java client does. */
+/** EndTxn v5 (transactions version 2): the answer; on success the producer goes on with the epoch (and producer id) it names, from sequence 0, as the Java client does. */
 export async function endTxnBumpingEpoch(c: RawClient, p: Producer, committed: boolean) {
   const res = await c.request(EndTxnApi, 5, { transactionalId: p.transactionalId, producerId: p.producerId, producerEpoch: p.producerEpoch, committed });
   if (res.errorCode === ErrorCode.NONE) Object.assign(p, { producerId: res.producerId, producerEpoch: res.producerEpoch, sequence: 0 });
-  return res.errorCode;
+  return res;
 }
 
 export async function fetch(c: RawClient, topic: string, isolationLevel: number, fetchOffset = 0n, maxWaitMs = 0) {
