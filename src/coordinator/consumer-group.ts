@@ -250,6 +250,14 @@ export class ConsumerGroup implements Group {
     return regexes;
   }
 
+  /** The subscribed topics' partitions as `image` has them; true when they changed (the group's epoch must move). */
+  private refreshSubscriptionMetadata(image: TopicImage): boolean {
+    const metadata = this.resolveSubscriptions(image);
+    if (sameMetadata(metadata, this.subscriptionMetadata)) return false;
+    this.subscriptionMetadata = metadata;
+    return true;
+  }
+
   /**
    * A resolution of the group's regular expressions landed (Kafka's
    * handleRegularExpressionsResult): the group epoch is bumped when a
@@ -259,11 +267,7 @@ export class ConsumerGroup implements Group {
   applyResolvedRegularExpressions(results: Parameters<GroupRegularExpressions['apply']>[0], image: TopicImage): boolean {
     if (this.dead) return false;
     let bump = this.regexes.apply(results);
-    const metadata = this.resolveSubscriptions(image);
-    if (!sameMetadata(metadata, this.subscriptionMetadata)) {
-      this.subscriptionMetadata = metadata;
-      bump = true;
-    }
+    if (this.refreshSubscriptionMetadata(image)) bump = true;
     if (bump) {
       this.groupEpoch += 1;
       this.log.info(
@@ -446,11 +450,7 @@ export class ConsumerGroup implements Group {
 
     // A new pattern bumps the epoch once it is resolved (off the heartbeat), not now.
     let bump = namesChanged || regex.update === 'updated_and_resolved' || assignorChanged || (isNew && member.subscribedTopicNames.length > 0);
-    const metadata = this.resolveSubscriptions(image);
-    if (!sameMetadata(metadata, this.subscriptionMetadata)) {
-      this.subscriptionMetadata = metadata;
-      bump = true;
-    }
+    if (this.refreshSubscriptionMetadata(image)) bump = true;
     if (bump) {
       this.groupEpoch += 1;
       this.log.info({ group: this.groupId, groupEpoch: this.groupEpoch, members: this.members.size }, 'bumped the consumer group epoch');
